@@ -1,0 +1,132 @@
+#!/usr/bin/env node
+// Prisma helper for both of Vigil's schemas (SQLite default, PostgreSQL for replicas).
+//
+//   node scripts/prisma.mjs generate       generate both clients, offline (runs as npm postinstall)
+//   node scripts/prisma.mjs diff <name>    write a new migration folder for each provider from the schemas
+//
+// Offline facts (PLATFORM-FACTS §F): DATABASE_URL must be set even for `generate`, or the CLI falls back
+// to downloading engines. `generate` never connects, so each run gets a dummy URL of its provider.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+
+/** Both stores: the schema, its migration history, and a URL the CLI accepts without connecting. */
+const PROVIDERS = [
+  {
+    provider: 'sqlite',
+    schema: 'prisma/schema.prisma',
+    migrations: 'prisma/migrations',
+    dummyUrl: 'file:./prisma-generate-never-opened.db',
+  },
+  {
+    provider: 'postgresql',
+    schema: 'prisma/postgres/schema.prisma',
+    migrations: 'prisma/postgres/migrations',
+    dummyUrl: 'postgresql://prisma:generate@127.0.0.1:5432/never-connected',
+  },
+];
+
+const EMPTY_DIFF = '-- This is an empty migration.';
+
+function prisma(args, databaseUrl, { capture = false } = {}) {
+  const bin = join(root, 'node_modules', '.bin', 'prisma');
+  if (!existsSync(bin)) fail(`${relative(root, bin)} is missing; run npm ci first`);
+  const result = spawnSync(process.execPath, [bin, ...args], {
+    cwd: root,
+    encoding: 'utf8',
+    stdio: capture ? ['ignore', 'pipe', 'inherit'] : 'inherit',
+    // No update check: the CLI would otherwise reach checkpoint.prisma.io.
+    env: { ...process.env, DATABASE_URL: databaseUrl, CHECKPOINT_DISABLE: '1', PRISMA_HIDE_UPDATE_MESSAGE: '1' },
+  });
+  if (result.status !== 0) fail(`prisma ${args.join(' ')} failed (exit ${result.status ?? result.signal})`);
+  return result.stdout ?? '';
+}
+
+function fail(message) {
+  console.error(`scripts/prisma.mjs: ${message}`);
+  process.exit(1);
+}
+
+function generate() {
+  for (const p of PROVIDERS) prisma(['generate', '--no-hints', '--schema', p.schema], p.dummyUrl);
+}
+
+function migrationFolders(dir) {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory())
+    .map((entry) => entry.name);
+}
+
+/** `YYYYMMDDHHMMSS` in UTC, as `prisma migrate dev` names folders. */
+function timestamp(date) {
+  return date.toISOString().replace(/[-:T]/g, '').slice(0, 14);
+}
+
+/**
+ * The URL the CLI connects to while diffing (with `engine: 'js'` it always opens the config's adapter).
+ * A diff from empty or from a SQLite history only needs a scratch SQLite file: the SQL is rendered for
+ * the target schema's provider, and a SQLite history is replayed into an in-memory shadow database.
+ * A PostgreSQL history needs a PostgreSQL server for its shadow database, where the role may CREATE
+ * DATABASE (a throwaway `prisma_shadow_*` is created and dropped; see prisma.config.ts).
+ */
+function diffUrl(p, fromEmpty, scratch) {
+  if (fromEmpty || p.provider === 'sqlite') return `file:${join(scratch, 'diff.db')}`;
+  const url = process.env.VIGIL_SHADOW_DATABASE_URL ?? process.env.DATABASE_URL ?? '';
+  if (/^postgres(ql)?:\/\//i.test(url)) return url;
+  fail(
+    'diffing the PostgreSQL history needs a scratch server: set VIGIL_SHADOW_DATABASE_URL (or DATABASE_URL) ' +
+      'to postgresql://user@host:port/db where the role may CREATE DATABASE',
+  );
+}
+
+function diff(rawName) {
+  const name = (rawName ?? '').toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_+|_+$/g, '');
+  if (!name) fail('usage: node scripts/prisma.mjs diff <migration_name>');
+  const folder = `${timestamp(new Date())}_${name}`;
+  const scratch = mkdtempSync(join(tmpdir(), 'vigil-prisma-diff-'));
+  try {
+    const scripts = PROVIDERS.map((p) => {
+      const history = migrationFolders(join(root, p.migrations));
+      const fromEmpty = history.length === 0;
+      const from = fromEmpty ? ['--from-empty'] : ['--from-migrations', p.migrations];
+      const url = diffUrl(p, fromEmpty, scratch);
+      const sql = prisma(['migrate', 'diff', ...from, '--to-schema-datamodel', p.schema, '--script'], url, {
+        capture: true,
+      });
+      return { p, sql };
+    });
+    if (scripts.every(({ sql }) => sql.trim() === EMPTY_DIFF)) {
+      console.log('No schema changes: no migration written.');
+      return;
+    }
+    for (const { p, sql } of scripts) {
+      const dir = join(root, p.migrations);
+      mkdirSync(join(dir, folder), { recursive: true });
+      writeFileSync(join(dir, folder, 'migration.sql'), sql);
+      writeFileSync(
+        join(dir, 'migration_lock.toml'),
+        `# Please do not edit this file manually\n# It should be added in your version-control system (e.g., Git)\nprovider = "${p.provider}"\n`,
+      );
+      console.log(`wrote ${relative(root, join(dir, folder, 'migration.sql'))}`);
+    }
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+const [command, ...rest] = process.argv.slice(2);
+switch (command) {
+  case 'generate':
+    generate();
+    break;
+  case 'diff':
+    diff(rest[0]);
+    break;
+  default:
+    fail('usage: node scripts/prisma.mjs generate | diff <migration_name>');
+}

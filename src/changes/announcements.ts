@@ -1,0 +1,108 @@
+import type { ChangeEvent } from './types.js';
+
+/** A message posted in a change-announcement channel (deploy bots, CI, flag tools, people). */
+export interface AnnouncementMessage {
+  channel: string;
+  ts: string;
+  text: string;
+  /** Bot username or user id. */
+  author: string;
+  at: Date;
+  permalink?: string;
+}
+
+const MENTION = /<@([UW][A-Z0-9]+)(?:\|[^>]+)?>/g;
+const clean = (s: string) =>
+  s
+    .replace(MENTION, '@$1')
+    .replace(/<(https?:[^|>]+)\|([^>]+)>/g, '$2')
+    .replace(/<(https?:[^>]+)>/g, '$1')
+    .replace(/[*_`~]/g, '')
+    .replace(/\s+/g, ' ')
+    .trim();
+
+interface Rule {
+  name: string;
+  re: RegExp;
+  build(m: RegExpExecArray, a: AnnouncementMessage): Omit<ChangeEvent, 'at' | 'source' | 'citation'>;
+}
+
+const BY = String.raw`(?:\s+by\s+(?<by>@?[\w.\-]+))?`;
+
+/**
+ * Shapes of change announcements common deploy bots, CD tools and flag tools post (and people imitate).
+ * Each names what changed; anything else in a change channel is ignored, not guessed at.
+ */
+const RULES: Rule[] = [
+  {
+    name: 'flag',
+    re: new RegExp(String.raw`(?<actor>@?[\w.\-]+)\s+(?:turned|switched|toggled|set)\s+(?<state>on|off)\s+(?:the\s+)?(?:feature\s+)?(?:flag\s+)?(?<flag>[\w.\-:]+)(?:\s+(?:in|for)\s+(?<env>[\w\-]+))?`, 'i'),
+    build: (m) => ({
+      actor: m.groups!['actor']!,
+      kind: 'flag',
+      target: { kind: 'FeatureFlag', name: m.groups!['flag']! },
+      before: m.groups!['state']!.toLowerCase() === 'on' ? 'off' : 'on',
+      after: m.groups!['state']!.toLowerCase(),
+      summary: `flag ${m.groups!['flag']} turned ${m.groups!['state']!.toLowerCase()}${m.groups!['env'] ? ` in ${m.groups!['env']}` : ''} by ${m.groups!['actor']}`,
+    }),
+  },
+  {
+    name: 'flag-changed',
+    re: new RegExp(String.raw`(?<actor>@?[\w.\-]+)\s+changed\s+(?:the\s+)?flag\s+(?<flag>[\w.\-:]+)(?:\s+in\s+(?<env>[\w\-]+))?(?:[:,]\s*(?<what>.+))?`, 'i'),
+    build: (m) => ({
+      actor: m.groups!['actor']!,
+      kind: 'flag',
+      target: { kind: 'FeatureFlag', name: m.groups!['flag']! },
+      after: m.groups!['what']?.slice(0, 120),
+      summary: `flag ${m.groups!['flag']} changed${m.groups!['env'] ? ` in ${m.groups!['env']}` : ''} by ${m.groups!['actor']}${m.groups!['what'] ? `: ${m.groups!['what'].slice(0, 80)}` : ''}`,
+    }),
+  },
+  {
+    name: 'deploy',
+    re: new RegExp(String.raw`\b(?:deployed|deploying|rolled out|rolling out|released|shipped)\s+(?<service>[\w.\-\/]+)(?:[@: ]\s*(?<version>v?\d[\w.\-+]*|[0-9a-f]{7,40}))?\s+(?:to|in|on)\s+(?<env>[\w\-]+)${BY}`, 'i'),
+    build: (m, a) => ({
+      actor: m.groups!['by'] ?? a.author,
+      kind: 'deploy',
+      target: { kind: 'Service', name: m.groups!['service']!.split('/').pop()! },
+      after: m.groups!['version'],
+      summary: `deploy of ${m.groups!['service']}${m.groups!['version'] ? ` ${m.groups!['version']}` : ''} to ${m.groups!['env']} by ${m.groups!['by'] ?? a.author}`,
+    }),
+  },
+  {
+    name: 'argocd',
+    re: /Application\s+(?<app>[\w.\-]+)\s+(?:has been successfully synced|sync (?:succeeded|operation succeeded))(?:\s+to\s+(?<rev>[0-9a-f]{7,40}))?/i,
+    build: (m, a) => ({
+      actor: a.author,
+      kind: 'deploy',
+      target: { kind: 'Service', name: m.groups!['app']! },
+      after: m.groups!['rev'],
+      summary: `Argo CD synced ${m.groups!['app']}${m.groups!['rev'] ? ` to ${m.groups!['rev']}` : ''}`,
+    }),
+  },
+  {
+    name: 'helm',
+    re: /helm\s+(?<verb>upgrade|rollback|install)\s+(?<release>[\w.\-]+)/i,
+    build: (m, a) => ({
+      actor: a.author,
+      kind: m.groups!['verb']!.toLowerCase() === 'rollback' ? 'helm_rollback' : m.groups!['verb']!.toLowerCase() === 'install' ? 'helm_install' : 'helm_upgrade',
+      target: { kind: 'HelmRelease', name: m.groups!['release']! },
+      summary: `helm ${m.groups!['verb']!.toLowerCase()} ${m.groups!['release']} announced by ${a.author}`,
+    }),
+  },
+];
+
+/** A change announcement as a ChangeEvent, or undefined when the message announces nothing Vigil recognises. */
+export function parseAnnouncement(a: AnnouncementMessage): ChangeEvent | undefined {
+  const text = clean(a.text).slice(0, 2000);
+  for (const rule of RULES) {
+    const m = rule.re.exec(text);
+    if (!m) continue;
+    return {
+      ...rule.build(m, a),
+      at: a.at,
+      source: 'slack',
+      citation: { source: 'slack', ref: `${a.channel}/${a.ts}`, ...(a.permalink ? { url: a.permalink } : {}) },
+    };
+  }
+  return undefined;
+}

@@ -1,0 +1,74 @@
+import { envSchema, type Env } from './schema.js';
+
+/** The one typed configuration, parsed once at boot; modules receive the slice they need. */
+export interface Config {
+  slack: {
+    botToken: string;
+    mode: 'socket' | 'http';
+    appToken?: string;
+    signingSecret?: string;
+    apiUrl?: string;
+    port: number;
+    alertChannels: string[];
+  };
+  incidents: {
+    dedupWindowMs: number;
+    reopenWindowMs: number;
+    workerConcurrency: number;
+    leaseMs: number;
+  };
+  databaseUrl: string;
+  kubernetes: { kubeconfig?: string; context?: string; inCluster?: boolean };
+  logLevel: Env['LOG_LEVEL'];
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Vigil cannot start: invalid settings\n${problems.map((p) => `  - ${p}`).join('\n')}\nSee .env.example for every setting.`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Parse settings; throws one ConfigError naming every bad variable and what it expects. */
+export function loadConfig(env: Record<string, string | undefined>): Config {
+  // Empty strings in .env mean "unset", as most teams write `SLACK_APP_TOKEN=` to disable a mode.
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = envSchema.safeParse(cleaned);
+  const problems = parsed.success
+    ? []
+    : parsed.error.issues.map((i) => {
+        const name = String(i.path[0] ?? 'settings');
+        const missing = i.code === 'invalid_type' && cleaned[name] === undefined;
+        return `${name}: ${missing && !/required/.test(i.message) ? `is required; ${i.message}` : i.message}`;
+      });
+  // Checked outside the schema so it is reported together with every other problem.
+  if (!cleaned['SLACK_APP_TOKEN'] && !cleaned['SLACK_SIGNING_SECRET']) {
+    problems.push('SLACK_APP_TOKEN: set SLACK_APP_TOKEN (xapp-…, Socket Mode) or SLACK_SIGNING_SECRET (HTTP mode); neither is set');
+  }
+  if (!parsed.success || problems.length) throw new ConfigError(problems);
+  const e = parsed.data;
+  return {
+    slack: {
+      botToken: e.SLACK_BOT_TOKEN,
+      mode: e.SLACK_APP_TOKEN ? 'socket' : 'http',
+      appToken: e.SLACK_APP_TOKEN,
+      signingSecret: e.SLACK_SIGNING_SECRET,
+      apiUrl: e.SLACK_API_URL,
+      port: e.PORT,
+      alertChannels: e.VIGIL_ALERT_CHANNELS,
+    },
+    incidents: {
+      dedupWindowMs: e.VIGIL_DEDUP_WINDOW_MINUTES * 60_000,
+      reopenWindowMs: e.VIGIL_REOPEN_WINDOW_MINUTES * 60_000,
+      workerConcurrency: e.VIGIL_WORKER_CONCURRENCY,
+      leaseMs: e.VIGIL_LEASE_SECONDS * 1000,
+    },
+    databaseUrl: e.DATABASE_URL,
+    kubernetes: {
+      kubeconfig: e.KUBECONFIG,
+      context: e.VIGIL_KUBE_CONTEXT,
+      inCluster: e.VIGIL_KUBE_IN_CLUSTER === undefined ? undefined : e.VIGIL_KUBE_IN_CLUSTER === 'true',
+    },
+    logLevel: e.LOG_LEVEL,
+  };
+}

@@ -1,0 +1,48 @@
+import { z } from 'zod';
+
+/** Comma- or whitespace-separated list, e.g. `C0ALERTS1,C0ALERTS2`. */
+const list = z
+  .string({ error: 'is required' })
+  .transform((s) => s.split(/[\s,]+/).filter(Boolean));
+
+const positiveInt = (what: string) =>
+  z.coerce.number({ error: `expects ${what} (a whole number)` }).int(`expects ${what} (a whole number)`).positive(`expects ${what} (> 0)`);
+
+/**
+ * Every setting Vigil reads, from the environment (or `.env`). `.env.example` documents each one;
+ * test/config keeps the two in step. Nothing else in the code reads `process.env`.
+ */
+export const envSchema = z
+  .object({
+    SLACK_BOT_TOKEN: z
+      .string({ error: 'is required: the bot token (xoxb-…) from OAuth & Permissions' })
+      .regex(/^xoxb-/, 'expects a bot token starting with xoxb-'),
+    SLACK_APP_TOKEN: z.string().regex(/^xapp-/, 'expects an app-level token starting with xapp- (scope connections:write)').optional(),
+    SLACK_SIGNING_SECRET: z.string().min(16, 'expects the signing secret from Basic Information (32 hex characters)').optional(),
+    SLACK_API_URL: z.url({ error: 'expects an http(s) URL ending in /api/' }).optional(),
+    PORT: z.coerce
+      .number({ error: 'expects a TCP port for the HTTP receiver and /healthz (a whole number)' })
+      .int('expects a TCP port (a whole number)')
+      .min(0, 'expects a TCP port 0–65535 (0 picks a free one)')
+      .max(65535, 'expects a TCP port 0–65535')
+      .default(3000),
+    VIGIL_ALERT_CHANNELS: list.pipe(
+      z
+        .array(z.string().regex(/^[CG][A-Z0-9]{2,}$/, 'expects Slack channel ids like C0123ABCD'))
+        .min(1, 'expects at least one Slack channel id (e.g. C0123ABCD) to watch for alert posts'),
+    ),
+    VIGIL_DEDUP_WINDOW_MINUTES: positiveInt('minutes').default(240),
+    VIGIL_REOPEN_WINDOW_MINUTES: positiveInt('minutes').default(30),
+    VIGIL_WORKER_CONCURRENCY: positiveInt('a number of concurrent investigations').max(64).default(4),
+    VIGIL_LEASE_SECONDS: positiveInt('seconds').default(60),
+    DATABASE_URL: z
+      .string()
+      .regex(/^(file:|postgres(ql)?:\/\/)/, 'expects file:<path> (SQLite) or postgresql://user@host:port/db')
+      .default('file:./data/vigil.db'),
+    KUBECONFIG: z.string().optional(),
+    VIGIL_KUBE_CONTEXT: z.string().optional(),
+    VIGIL_KUBE_IN_CLUSTER: z.enum(['true', 'false'], { error: 'expects true or false' }).optional(),
+    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  });
+
+export type Env = z.infer<typeof envSchema>;

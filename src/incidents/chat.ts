@@ -1,0 +1,37 @@
+/**
+ * The port through which incidents/ talks to the chat tool. The Slack adapter (slack/chat.ts) implements
+ * it with the Web API; tests use the same adapter against the fake Slack server.
+ */
+export interface ChatMessage {
+  text: string;
+  blocks?: unknown[];
+}
+
+/** Tags every post so a resumed run can find a post whose ts it never stored (crash between post and write). */
+export interface PostTag {
+  incidentId: string;
+  purpose: string;
+}
+
+export interface ChatPort {
+  post(channel: string, threadTs: string | undefined, message: ChatMessage, tag: PostTag): Promise<{ ts: string }>;
+  update(channel: string, ts: string, message: ChatMessage): Promise<void>;
+  /** The ts of an earlier post with this tag in the thread (or, without threadTs, among recent channel posts). */
+  findTagged(channel: string, threadTs: string | undefined, tag: PostTag): Promise<string | undefined>;
+  permalink(channel: string, ts: string): Promise<string | undefined>;
+  /** Visible only to one user (command errors, help). */
+  ephemeral(channel: string, user: string, message: ChatMessage, threadTs?: string): Promise<void>;
+  /** Display name of a user, for the record; undefined when it cannot be read. */
+  userName(user: string): Promise<string | undefined>;
+  /** A message by channel and ts (for `/sre investigate <message link>`). */
+  fetchMessage(channel: string, ts: string): Promise<FetchedMessage | undefined>;
+}
+
+export interface FetchedMessage {
+  ts: string;
+  text?: string;
+  username?: string;
+  bot_id?: string;
+  attachments?: unknown[];
+  blocks?: unknown[];
+}

@@ -1,0 +1,21 @@
+import { z } from 'zod';
+
+/** Investigation.context: small, redacted facts the runner carries between steps (JSON in the DB). */
+export const investigationContextSchema = z
+  .object({
+    target: z.object({ namespace: z.string(), kind: z.string(), name: z.string() }).optional(),
+    /** Alert post → first card in the thread, in ms. */
+    firstCardMs: z.number().optional(),
+    /** Reads that failed or were not possible; shown on the board as "could not check". */
+    gaps: z.array(z.string()).optional(),
+    notice: z.string().optional(),
+    triagedAt: z.string().optional(),
+  })
+  .passthrough();
+
+export type InvestigationContext = z.infer<typeof investigationContextSchema>;
+
+export function readContext(json: string): InvestigationContext {
+  const parsed = investigationContextSchema.safeParse(JSON.parse(json || '{}'));
+  return parsed.success ? parsed.data : {};
+}

@@ -1,0 +1,63 @@
+import type { Evidence } from '../evidence/types.js';
+import type { Redactor } from '../redact/index.js';
+import type { DbTx } from '../store/tx.js';
+import type { Finding } from '../triage/types.js';
+
+const MAX_DETAIL_CHARS = 2000;
+
+function evidenceRow(investigationId: string, hypothesisId: string, stance: 'supports' | 'refutes', e: Evidence, redactor: Redactor) {
+  const detail = e.detail ? JSON.stringify(redactor.redactValue(e.detail)) : null;
+  return {
+    investigationId,
+    hypothesisId,
+    stance,
+    kind: e.kind,
+    summary: redactor.redactText(e.summary),
+    citationSource: e.citation.source,
+    citationRef: redactor.redactText(e.citation.ref),
+    citationUrl: e.citation.url ?? null,
+    rangeFrom: e.citation.range?.from ?? null,
+    rangeTo: e.citation.range?.to ?? null,
+    observedAt: e.observedAt ?? null,
+    detail: detail && detail.length > MAX_DETAIL_CHARS ? JSON.stringify({ truncated: detail.slice(0, MAX_DETAIL_CHARS) }) : detail,
+  };
+}
+
+/**
+ * Store findings as hypotheses (upsert by key, so a re-run after a restart updates rather than
+ * duplicates) with their evidence replaced. Labels H1, H2, … follow first appearance and never change.
+ */
+export async function storeFindings(tx: DbTx, investigationId: string, findings: Finding[], redactor: Redactor): Promise<void> {
+  const existing = await tx.hypothesis.findMany({ where: { investigationId }, select: { key: true, ordinal: true } });
+  let next = existing.reduce((m, h) => Math.max(m, h.ordinal), 0);
+  const byKey = new Map(existing.map((h) => [h.key, h]));
+  // Supported first, so the likely cause is H1 on a fresh board.
+  const order = { supported: 0, open: 1, inconclusive: 2, ruled_out: 3, unrelated: 4 } as const;
+  for (const f of [...findings].sort((a, b) => order[a.status] - order[b.status])) {
+    const ordinal = byKey.get(f.key)?.ordinal ?? ++next;
+    const data = {
+      analyzer: f.analyzer,
+      status: f.status,
+      confidence: f.confidence,
+      title: redactor.redactText(f.title),
+      componentKind: f.component?.kind ?? null,
+      componentNs: f.component?.namespace ?? null,
+      componentName: f.component?.name ?? null,
+      mechanism: redactor.redactText(f.mechanism),
+      scope: f.scope ? redactor.redactText(f.scope) : null,
+      reason: f.reason ? redactor.redactText(f.reason) : null,
+      mitigation: f.mitigation ? JSON.stringify(redactor.redactValue(f.mitigation)) : null,
+    };
+    const h = await tx.hypothesis.upsert({
+      where: { investigationId_key: { investigationId, key: f.key } },
+      create: { investigationId, key: f.key, label: `H${ordinal}`, ordinal, ...data },
+      update: data,
+    });
+    await tx.evidence.deleteMany({ where: { hypothesisId: h.id } });
+    const rows = [
+      ...f.supporting.map((e) => evidenceRow(investigationId, h.id, 'supports', e, redactor)),
+      ...f.refuting.map((e) => evidenceRow(investigationId, h.id, 'refutes', e, redactor)),
+    ];
+    if (rows.length) await tx.evidence.createMany({ data: rows });
+  }
+}

@@ -1,0 +1,186 @@
+import type { Logger } from 'pino';
+import type { Alert } from '../alerts/types.js';
+import { fingerprintAlert } from '../alerts/fingerprint.js';
+import type { Redactor } from '../redact/index.js';
+import type { Db } from '../store/db.js';
+import { isUniqueViolation } from '../store/db.js';
+import type { Clock } from './clock.js';
+import { recordAudit } from './audit.js';
+
+export interface IncidentSettings {
+  /** A repeat of an open incident's alert within this window joins its thread. */
+  dedupWindowMs: number;
+  /** A firing post this soon after the incident resolved reopens it instead of opening a new one. */
+  reopenWindowMs: number;
+}
+
+export type ReceiveResult =
+  | { kind: 'duplicate' }
+  | { kind: 'opened'; incidentId: string; investigationId: string }
+  | { kind: 'repeat'; incidentId: string }
+  | { kind: 'reopened'; incidentId: string }
+  | { kind: 'resolved'; incidentId: string }
+  /** A RESOLVED post for which no open incident exists: recorded nowhere, nothing to do. */
+  | { kind: 'resolved_unknown' };
+
+export type SteeringResult = { kind: 'recorded'; incidentId: string } | { kind: 'duplicate'; incidentId: string } | { kind: 'not_incident' };
+
+export interface AlertDelivery {
+  alert: Alert;
+  channelId: string;
+  /** The alert post's ts; the incident thread hangs from it. Absent for manual investigations until Vigil posts its root. */
+  messageTs?: string;
+  /** Identity of this delivery (e.g. `slack:C1:1700.1:firing`): a Slack retry or edit of the same post is a no-op. */
+  deliveryKey: string;
+  openedBy?: string;
+}
+
+/**
+ * The incident lifecycle: alert → dedupe → incident (+ investigation) or repeat/resolve. Every write is
+ * one DB transaction keyed by the delivery, so Slack retries and concurrent replicas open one incident.
+ * Thread output is not done here: callers hand the incident to the investigation runner / thread sync.
+ */
+export class IncidentService {
+  constructor(
+    private readonly db: Db,
+    private readonly settings: IncidentSettings,
+    private readonly clock: Clock,
+    private readonly redactor: Redactor,
+    private readonly log: Logger,
+  ) {}
+
+  async receiveAlert(d: AlertDelivery): Promise<ReceiveResult> {
+    const alert = this.redactor.redactValue(d.alert);
+    const fingerprint = fingerprintAlert(d.alert);
+    const now = this.clock.now();
+    try {
+      return await this.db.$transaction(async (tx) => {
+        const existing = await tx.incident.findFirst({
+          where: { fingerprint, status: 'open' },
+          orderBy: { openedAt: 'desc' },
+        });
+        const alertRow = {
+          source: alert.source,
+          status: alert.status,
+          fingerprint,
+          title: alert.title,
+          channelId: d.channelId,
+          messageTs: d.messageTs ?? null,
+          dedupeKey: d.deliveryKey,
+          payload: JSON.stringify(alert),
+          receivedAt: now,
+        };
+
+        if (alert.status === 'resolved') {
+          if (!existing) return { kind: 'resolved_unknown' } as const;
+          await tx.alert.create({ data: { ...alertRow, incidentId: existing.id } });
+          await tx.incident.update({ where: { id: existing.id }, data: { status: 'resolved', resolvedAt: now } });
+          await recordAudit(tx, { incidentId: existing.id, actor: 'vigil', kind: 'incident.resolved', data: { by: 'alert', title: alert.title }, at: now });
+          return { kind: 'resolved', incidentId: existing.id } as const;
+        }
+
+        if (existing && now.getTime() - existing.lastAlertAt.getTime() <= this.settings.dedupWindowMs) {
+          await tx.alert.create({ data: { ...alertRow, incidentId: existing.id } });
+          await tx.incident.update({
+            where: { id: existing.id },
+            data: { lastAlertAt: now, alertCount: { increment: 1 } },
+          });
+          await recordAudit(tx, { incidentId: existing.id, actor: 'vigil', kind: 'alert.repeat', data: { title: alert.title }, at: now });
+          return { kind: 'repeat', incidentId: existing.id } as const;
+        }
+
+        const recent = await tx.incident.findFirst({
+          where: { fingerprint, status: 'resolved', resolvedAt: { gte: new Date(now.getTime() - this.settings.reopenWindowMs) } },
+          orderBy: { resolvedAt: 'desc' },
+        });
+        if (recent) {
+          await tx.alert.create({ data: { ...alertRow, incidentId: recent.id } });
+          await tx.incident.update({
+            where: { id: recent.id },
+            data: { status: 'open', resolvedAt: null, lastAlertAt: now, alertCount: { increment: 1 } },
+          });
+          await recordAudit(tx, { incidentId: recent.id, actor: 'vigil', kind: 'incident.reopened', data: { title: alert.title }, at: now });
+          return { kind: 'reopened', incidentId: recent.id } as const;
+        }
+
+        const incident = await tx.incident.create({
+          data: {
+            fingerprint,
+            title: alert.title,
+            alertName: alert.alertName,
+            severity: alert.severity ?? null,
+            namespace: alert.labels['namespace'] ?? null,
+            service: null,
+            source: alert.source,
+            channelId: d.channelId,
+            threadTs: d.messageTs ?? null,
+            openedBy: d.openedBy ?? null,
+            openedAt: now,
+            lastAlertAt: now,
+          },
+        });
+        await tx.alert.create({ data: { ...alertRow, incidentId: incident.id } });
+        const investigation = await tx.investigation.create({ data: { incidentId: incident.id, startedAt: now } });
+        await recordAudit(tx, {
+          incidentId: incident.id,
+          actor: d.openedBy ?? 'vigil',
+          kind: 'incident.opened',
+          data: { title: alert.title, source: alert.source, fingerprint },
+          at: now,
+        });
+        return { kind: 'opened', incidentId: incident.id, investigationId: investigation.id } as const;
+      });
+    } catch (err) {
+      // The delivery key is unique: a concurrent retry (or another replica) already stored this post.
+      if (isUniqueViolation(err)) {
+        this.log.debug({ deliveryKey: d.deliveryKey }, 'duplicate alert delivery ignored');
+        return { kind: 'duplicate' };
+      }
+      throw err;
+    }
+  }
+
+  /** The thread root of a manual investigation is Vigil's own post, made after the incident exists. */
+  async setThreadRoot(incidentId: string, threadTs: string): Promise<void> {
+    await this.db.incident.update({ where: { id: incidentId }, data: { threadTs } });
+  }
+
+  async findByThread(channelId: string, threadTs: string) {
+    return this.db.incident.findFirst({ where: { channelId, threadTs } });
+  }
+
+  async recordSteering(m: { channelId: string; threadTs: string; messageTs: string; userId: string; userName?: string; text: string }): Promise<SteeringResult> {
+    const incident = await this.findByThread(m.channelId, m.threadTs);
+    if (!incident) return { kind: 'not_incident' };
+    const text = this.redactor.redactText(m.text);
+    const now = this.clock.now();
+    try {
+      await this.db.$transaction(async (tx) => {
+        await tx.steeringMessage.create({
+          data: {
+            incidentId: incident.id,
+            channelId: m.channelId,
+            messageTs: m.messageTs,
+            userId: m.userId,
+            userName: m.userName ?? null,
+            text,
+            receivedAt: now,
+          },
+        });
+        await recordAudit(tx, { incidentId: incident.id, actor: m.userId, kind: 'steering.received', data: { text }, at: now });
+      });
+      return { kind: 'recorded', incidentId: incident.id };
+    } catch (err) {
+      if (isUniqueViolation(err)) return { kind: 'duplicate', incidentId: incident.id };
+      throw err;
+    }
+  }
+
+  async openIncidents() {
+    return this.db.incident.findMany({ where: { status: 'open' }, orderBy: { openedAt: 'desc' }, take: 20 });
+  }
+
+  async countResolvedSince(since: Date): Promise<number> {
+    return this.db.incident.count({ where: { status: 'resolved', resolvedAt: { gte: since } } });
+  }
+}

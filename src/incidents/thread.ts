@@ -1,0 +1,119 @@
+import { createHash } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Db } from '../store/db.js';
+import { renderIncidentHeader } from '../slack/blocks/incident.js';
+import { renderHypothesisBoard } from '../slack/blocks/board.js';
+import { renderAlreadyTrackedNote, renderManualRoot, renderRepeatNote, renderResolvedNote } from '../slack/blocks/notes.js';
+import type { ChatMessage, ChatPort } from './chat.js';
+import { boardModel, incidentCard, loadIncidentRecord, type IncidentRecord } from './views.js';
+
+/** One post Vigil wants in Slack, identified by its purpose within the incident. */
+interface DesiredPost {
+  purpose: string;
+  /** The thread it belongs to (the incident thread, or a duplicate alert post's own thread). */
+  threadTs: string | undefined;
+  message: ChatMessage;
+  /** Notes are written once; cards are edited in place when their content changes. */
+  editable: boolean;
+}
+
+/**
+ * Reconciles an incident's Slack thread with the stored record: posts what is missing, edits cards
+ * whose content changed, and never posts the same purpose twice — each post is recorded in SlackPost
+ * before and after the call, and tagged with message metadata so a crash between Slack accepting a post
+ * and the DB write is healed by finding the tagged post instead of posting again.
+ */
+export class ThreadSync {
+  /** Per-incident serialisation inside this process. */
+  private readonly chains = new Map<string, Promise<unknown>>();
+
+  constructor(
+    private readonly db: Db,
+    private readonly chat: ChatPort,
+    private readonly log: Logger,
+  ) {}
+
+  sync(incidentId: string): Promise<void> {
+    const prev = this.chains.get(incidentId) ?? Promise.resolve();
+    const next = prev.catch(() => undefined).then(() => this.syncNow(incidentId));
+    this.chains.set(incidentId, next);
+    void next.finally(() => {
+      if (this.chains.get(incidentId) === next) this.chains.delete(incidentId);
+    }).catch(() => undefined);
+    return next;
+  }
+
+  private async syncNow(incidentId: string): Promise<void> {
+    let record = await loadIncidentRecord(this.db, incidentId);
+    if (!record.threadTs) {
+      // `/sre investigate` has no alert post to hang the thread from: Vigil posts the root itself.
+      const alert = record.alerts[0];
+      const root: DesiredPost = {
+        purpose: 'root',
+        threadTs: undefined,
+        message: renderManualRoot({ requestedBy: record.openedBy ?? 'unknown', text: alert ? (JSON.parse(alert.payload) as { text?: string }).text ?? record.title : record.title }),
+        editable: false,
+      };
+      const ts = await this.reconcile(record, root);
+      await this.db.incident.update({ where: { id: incidentId }, data: { threadTs: ts } });
+      record = await loadIncidentRecord(this.db, incidentId);
+    }
+    const desired = await this.desiredPosts(record, record.threadTs!);
+    for (const d of desired) await this.reconcile(record, d);
+  }
+
+  private async desiredPosts(r: IncidentRecord, threadTs: string): Promise<DesiredPost[]> {
+    const posts: DesiredPost[] = [{ purpose: 'header', threadTs, message: renderIncidentHeader(incidentCard(r)), editable: true }];
+    const board = boardModel(r);
+    if (board) posts.push({ purpose: 'board', threadTs, message: renderHypothesisBoard(board), editable: true });
+
+    let firing = 0;
+    for (const [i, a] of r.alerts.entries()) {
+      if (a.status === 'firing') firing++;
+      if (i === 0) continue;
+      if (a.status === 'resolved') {
+        posts.push({ purpose: `alert:${a.id}`, threadTs, message: renderResolvedNote({ at: a.receivedAt, by: 'alert' }), editable: false });
+      } else {
+        posts.push({ purpose: `alert:${a.id}`, threadTs, message: renderRepeatNote({ count: firing, at: a.receivedAt, link: undefined }), editable: false });
+      }
+      // A repeat that Slack shows as its own top-level post gets a pointer to the incident thread.
+      if (a.messageTs && a.messageTs !== threadTs && a.channelId === r.channelId) {
+        const permalink = await this.chat.permalink(r.channelId, threadTs);
+        posts.push({ purpose: `tracked:${a.id}`, threadTs: a.messageTs, message: renderAlreadyTrackedNote({ permalink: permalink ?? '' }), editable: false });
+      }
+    }
+    return posts;
+  }
+
+  /** Make one desired post true in Slack; returns its ts. */
+  private async reconcile(r: IncidentRecord, d: DesiredPost): Promise<string> {
+    const hash = createHash('sha256').update(JSON.stringify(d.message)).digest('hex');
+    const tag = { incidentId: r.id, purpose: d.purpose };
+    let row = r.posts.find((p) => p.purpose === d.purpose);
+
+    if (row?.ts) {
+      if (d.editable && row.contentHash !== hash) {
+        await this.chat.update(r.channelId, row.ts, d.message);
+        await this.db.slackPost.update({ where: { id: row.id }, data: { contentHash: hash } });
+      }
+      return row.ts;
+    }
+
+    if (row) {
+      // A previous attempt registered this post but never stored its ts: Slack may have it already.
+      const found = await this.chat.findTagged(r.channelId, d.threadTs, tag);
+      if (found) {
+        this.log.info({ incidentId: r.id, purpose: d.purpose }, 'adopted a post made before a restart');
+        await this.db.slackPost.update({ where: { id: row.id }, data: { ts: found } });
+        if (d.editable) await this.chat.update(r.channelId, found, d.message);
+        await this.db.slackPost.update({ where: { id: row.id }, data: { contentHash: hash } });
+        return found;
+      }
+    } else {
+      row = await this.db.slackPost.create({ data: { incidentId: r.id, purpose: d.purpose, channelId: r.channelId, threadTs: d.threadTs ?? null } });
+    }
+    const { ts } = await this.chat.post(r.channelId, d.threadTs, d.message, tag);
+    await this.db.slackPost.update({ where: { id: row.id }, data: { ts, contentHash: hash } });
+    return ts;
+  }
+}

@@ -1,0 +1,103 @@
+import type { Alert } from '../alerts/types.js';
+import type { Db } from '../store/db.js';
+import type { BoardHypothesis, BoardModel, IncidentCardModel, InvestigationPhase } from '../slack/blocks/models.js';
+import type { HypothesisStatus, MitigationProposal } from '../triage/types.js';
+import { readContext } from './context.js';
+
+const STATUS_ORDER: Record<HypothesisStatus, number> = { supported: 0, open: 1, inconclusive: 2, ruled_out: 3, unrelated: 4 };
+
+/** Everything the thread shows for one incident, read in one go. */
+export async function loadIncidentRecord(db: Db, incidentId: string) {
+  const incident = await db.incident.findUniqueOrThrow({
+    where: { id: incidentId },
+    include: {
+      alerts: { orderBy: { receivedAt: 'asc' } },
+      steering: { orderBy: { receivedAt: 'asc' } },
+      posts: true,
+      investigations: {
+        orderBy: { startedAt: 'desc' },
+        take: 1,
+        include: { hypotheses: { include: { evidence: { orderBy: { createdAt: 'asc' } } }, orderBy: { ordinal: 'asc' } } },
+      },
+    },
+  });
+  return incident;
+}
+
+export type IncidentRecord = Awaited<ReturnType<typeof loadIncidentRecord>>;
+
+export function phaseOf(r: IncidentRecord): InvestigationPhase {
+  if (r.status === 'resolved') return 'resolved';
+  const inv = r.investigations[0];
+  if (!inv) return 'investigating';
+  if (inv.state === 'failed') return 'failed';
+  if (inv.step === 'triaged' || inv.step === 'reported') {
+    const supported = inv.hypotheses.some((h) => h.status === 'supported');
+    return supported ? 'triaged' : 'needs_human';
+  }
+  return 'investigating';
+}
+
+export function incidentCard(r: IncidentRecord): IncidentCardModel {
+  const inv = r.investigations[0];
+  const ctx = inv ? readContext(inv.context) : {};
+  const first = r.alerts[0];
+  const alert = first ? (JSON.parse(first.payload) as Alert) : undefined;
+  const target = ctx.target ? `${ctx.target.namespace}/${ctx.target.name}` : r.namespace ?? undefined;
+  return {
+    incidentId: r.id,
+    title: r.title,
+    alertName: r.alertName,
+    status: r.status === 'resolved' ? 'resolved' : 'open',
+    phase: phaseOf(r),
+    severity: r.severity ?? undefined,
+    target,
+    source: r.source,
+    openedAt: r.openedAt,
+    firstCardAfterSec: ctx.firstCardMs !== undefined ? Math.round(ctx.firstCardMs / 100) / 10 : undefined,
+    alertCount: r.alerts.filter((a) => a.status === 'firing').length || r.alertCount,
+    lastAlertAt: r.lastAlertAt,
+    resolvedAt: r.resolvedAt ?? undefined,
+    alertLink: alert?.link,
+    notice: inv?.state === 'failed' ? `Investigation stopped: ${inv.lastError ?? 'unknown error'}` : ctx.notice,
+  };
+}
+
+export function boardModel(r: IncidentRecord): BoardModel | undefined {
+  const inv = r.investigations[0];
+  if (!inv || inv.hypotheses.length === 0 && !(inv.step === 'triaged' || inv.step === 'reported')) return undefined;
+  const ctx = readContext(inv.context);
+  const hypotheses: BoardHypothesis[] = [...inv.hypotheses]
+    .sort((a, b) => STATUS_ORDER[a.status as HypothesisStatus] - STATUS_ORDER[b.status as HypothesisStatus] || b.confidence - a.confidence || a.ordinal - b.ordinal)
+    .map((h) => ({
+      label: h.label,
+      status: h.status as HypothesisStatus,
+      confidence: h.confidence,
+      title: h.title,
+      component: h.componentKind && h.componentName ? { kind: h.componentKind, namespace: h.componentNs ?? undefined, name: h.componentName } : undefined,
+      mechanism: h.mechanism,
+      scope: h.scope ?? undefined,
+      reason: h.reason ?? undefined,
+      steeredBy: h.steeredBy ?? undefined,
+      evidence: h.evidence.map((e) => ({
+        summary: e.summary,
+        stance: e.stance as 'supports' | 'refutes' | 'context',
+        citation: {
+          source: e.citationSource,
+          ref: e.citationRef,
+          url: e.citationUrl ?? undefined,
+          range: e.rangeFrom && e.rangeTo ? { from: e.rangeFrom, to: e.rangeTo } : undefined,
+        },
+      })),
+    }));
+  const leading = inv.hypotheses.filter((h) => h.status === 'supported').sort((a, b) => b.confidence - a.confidence)[0];
+  return {
+    incidentId: r.id,
+    hypotheses,
+    scope: leading?.scope ?? undefined,
+    mitigation: leading?.mitigation ? (JSON.parse(leading.mitigation) as MitigationProposal) : undefined,
+    updatedAt: inv.updatedAt,
+    steering: r.steering.map((s) => ({ userId: s.userId, text: s.text, at: s.receivedAt })),
+    gaps: ctx.gaps ?? [],
+  };
+}

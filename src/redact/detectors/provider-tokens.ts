@@ -1,0 +1,115 @@
+import type { Detector } from '../types.js';
+import { matchSpan } from './spans.js';
+
+/**
+ * Tokens with a recognisable provider prefix. Formats are the providers' documented ones
+ * (AWS key-id prefixes, GitHub `gh?_`/`github_pat_`, Slack `xox?-`/`xapp-`, Stripe `sk_live_`, …).
+ * Each pattern is anchored by its prefix and bounded, so it is cheap on large blobs.
+ */
+
+/** Random secrets mix character classes; a 40-char all-lowercase-hex run next to a key id is a git SHA. */
+function mixedCase(s: string): boolean {
+  return /[a-z]/.test(s) && /[A-Z]/.test(s);
+}
+
+export const providerTokenDetectors: readonly Detector[] = [
+  {
+    name: 'anthropic_key',
+    kind: 'anthropic_key',
+    pattern: /(?<![A-Za-z0-9_-])sk-ant-[A-Za-z0-9_-]{20,300}(?![A-Za-z0-9_-])/dg,
+    hints: ['sk-ant-'],
+  },
+  {
+    name: 'openai_key',
+    kind: 'openai_key',
+    // Project/service-account keys carry a tag; legacy keys are `sk-` + alphanumerics, no dashes
+    // (which keeps a pod named `sk-payments-worker-…` out).
+    pattern: /(?<![A-Za-z0-9_-])sk-(?:(?<tagged>(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{20,300})|[A-Za-z0-9]{32,200})(?![A-Za-z0-9_-])/dg,
+    hints: ['sk-'],
+    select: (m) => (m.groups?.['tagged'] !== undefined || (mixedCase(m[0]) && /[0-9]/.test(m[0])) ? matchSpan(m) : null),
+  },
+  {
+    name: 'aws_access_key',
+    kind: 'aws_access_key',
+    pattern: /(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Za-z0-9])/dg,
+    hints: ['AKIA', 'ASIA', 'ABIA', 'ACCA'],
+  },
+  {
+    name: 'aws_secret_key_labelled',
+    kind: 'aws_secret_key',
+    pattern: /(?<![A-Za-z0-9])(?:aws_?)?secret_?access_?key\\?["']?[ \t]{0,3}[:=][ \t]{0,3}\\?["']?(?<secret>[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])/dgi,
+  },
+  {
+    // A credentials CSV or `AKIA… wJalr…` pair: a 40-char base64 run right after a key id.
+    name: 'aws_secret_key_paired',
+    kind: 'aws_secret_key',
+    pattern: /(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}["']?[\s,;:|=]{1,5}["']?(?<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])/dg,
+    hints: ['AKIA', 'ASIA'],
+    select: (m) => {
+      const idx = m.indices?.groups?.['secret'];
+      const secret = m.groups?.['secret'];
+      return idx && secret !== undefined && mixedCase(secret) ? { start: idx[0], end: idx[1] } : null;
+    },
+  },
+  {
+    name: 'gcp_api_key',
+    kind: 'gcp_api_key',
+    pattern: /(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])/dg,
+    hints: ['AIza'],
+  },
+  {
+    name: 'github_token',
+    kind: 'github_token',
+    pattern: /(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})(?![A-Za-z0-9_])/dg,
+    hints: ['ghp_', 'gho_', 'ghu_', 'ghs_', 'ghr_', 'github_pat_'],
+  },
+  {
+    name: 'gitlab_token',
+    kind: 'gitlab_token',
+    pattern: /(?<![A-Za-z0-9_-])glpat-[A-Za-z0-9_-]{20,255}(?![A-Za-z0-9_-])/dg,
+    hints: ['glpat-'],
+  },
+  {
+    name: 'slack_token',
+    kind: 'slack_token',
+    pattern: /(?<![A-Za-z0-9_-])(?:xox[abposre]-[A-Za-z0-9-]{10,250}|xoxe\.xox[bp]-[A-Za-z0-9-]{10,250}|xapp-[0-9]-[A-Za-z0-9-]{10,250})(?![A-Za-z0-9-])/dg,
+    hints: ['xox', 'xapp-'],
+  },
+  {
+    // Keep the host so evidence still says "a Slack webhook"; the path is the credential.
+    name: 'slack_webhook',
+    kind: 'slack_webhook',
+    pattern: /hooks\.slack\.com\/(?:services|workflows|triggers)\/(?<secret>[A-Za-z0-9_/-]{10,300})/dg,
+    hints: ['hooks.slack.com'],
+  },
+  {
+    name: 'stripe_key',
+    kind: 'stripe_key',
+    pattern: /(?<![A-Za-z0-9_])(?:(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,250}|whsec_[A-Za-z0-9]{20,250})(?![A-Za-z0-9_])/dg,
+    hints: ['sk_live_', 'sk_test_', 'rk_live_', 'rk_test_', 'whsec_'],
+  },
+  {
+    name: 'google_oauth_token',
+    kind: 'google_oauth_token',
+    pattern: /(?<![A-Za-z0-9_-])ya29\.[A-Za-z0-9_-]{20,2000}(?![A-Za-z0-9_-])/dg,
+    hints: ['ya29.'],
+  },
+  {
+    name: 'npm_token',
+    kind: 'npm_token',
+    pattern: /(?<![A-Za-z0-9_])npm_[A-Za-z0-9]{36}(?![A-Za-z0-9_])/dg,
+    hints: ['npm_'],
+  },
+  {
+    name: 'sendgrid_key',
+    kind: 'sendgrid_key',
+    pattern: /(?<![A-Za-z0-9_-])SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])/dg,
+    hints: ['SG.'],
+  },
+  {
+    name: 'huggingface_token',
+    kind: 'huggingface_token',
+    pattern: /(?<![A-Za-z0-9_])hf_[A-Za-z0-9]{34}(?![A-Za-z0-9_])/dg,
+    hints: ['hf_'],
+  },
+];

@@ -1,0 +1,95 @@
+import type { KnownBlock } from '@slack/types';
+import type { HypothesisStatus } from '../../triage/types.js';
+import { contextBlock, dividerBlock, headerBlock, sectionBlock, type RenderedMessage } from './elements.js';
+import { slackTime, utcClock } from './format.js';
+import { displayStatus, orderForDisplay, renderHypothesis, STATUS_DISPLAY } from './hypothesis.js';
+import { BLOCKS_TEXT_BUDGET, blocksTextLength, fitBlocks, SLACK_LIMITS } from './limits.js';
+import { codeSpan, fallbackText, mention, mrkdwnText } from './mrkdwn.js';
+import type { BoardHypothesis, BoardModel } from './models.js';
+
+const BOUNDS = { scope: 500, command: 300, rationale: 500, steering: 5, steeringText: 200, gaps: 6, gapText: 150 } as const;
+
+const LEGEND = (Object.keys(STATUS_DISPLAY) as HypothesisStatus[]).map((s) => `${STATUS_DISPLAY[s].marker} ${STATUS_DISPLAY[s].words}`).join('  ');
+
+/** Scope, suggested mitigation, steering, gaps and the "updated" line: always shown, each bounded. */
+function footerBlocks(m: BoardModel): KnownBlock[] {
+  const blocks: KnownBlock[] = [dividerBlock()];
+  if (m.scope) blocks.push(sectionBlock(`*Scope:* ${mrkdwnText(m.scope, BOUNDS.scope)}`));
+  if (m.mitigation) {
+    blocks.push(sectionBlock([
+      '*Suggested mitigation* _(a suggestion only, not executed)_',
+      codeSpan(m.mitigation.command, BOUNDS.command),
+      mrkdwnText(m.mitigation.rationale, BOUNDS.rationale),
+    ].join('\n')));
+  }
+  if (m.steering.length > 0) {
+    const recent = m.steering.slice(-BOUNDS.steering);
+    const earlier = m.steering.length - recent.length;
+    const lines = recent.map((s) => `• ${mention(s.userId)} “${mrkdwnText(s.text.replace(/\s*\n\s*/g, ' '), BOUNDS.steeringText)}” · ${slackTime(s.at)}`);
+    if (earlier > 0) lines.unshift(`_${earlier} earlier not shown_`);
+    blocks.push(sectionBlock(`*Steering received*\n${lines.join('\n')}`));
+  }
+  if (m.gaps.length > 0) {
+    const shown = m.gaps.slice(0, BOUNDS.gaps).map((g) => `• ${mrkdwnText(g.replace(/\s*\n\s*/g, ' '), BOUNDS.gapText)}`);
+    const more = m.gaps.length - shown.length;
+    if (more > 0) shown.push(`+${more} more`);
+    blocks.push(sectionBlock(`⚠️ *Could not check* (do not assume these passed):\n${shown.join('\n')}`));
+  }
+  blocks.push(contextBlock([`updated ${slackTime(m.updatedAt)}`, `incident ${mrkdwnText(m.incidentId, 60)}`, LEGEND]));
+  return blocks;
+}
+
+function omittedSummary(rest: readonly BoardHypothesis[]): string {
+  const counts = new Map<HypothesisStatus, number>();
+  for (const h of rest) {
+    const s = displayStatus(h).status;
+    counts.set(s, (counts.get(s) ?? 0) + 1);
+  }
+  const parts = (Object.keys(STATUS_DISPLAY) as HypothesisStatus[])
+    .filter((s) => counts.has(s))
+    .map((s) => `${counts.get(s)} ${STATUS_DISPLAY[s].words}`);
+  return `… ${rest.length} more ${rest.length === 1 ? 'hypothesis' : 'hypotheses'} not shown: ${parts.join(', ')}`;
+}
+
+function fallback(m: BoardModel, ordered: readonly BoardHypothesis[]): string {
+  const top = ordered[0];
+  const when = `updated ${utcClock(m.updatedAt)} UTC`;
+  if (!top) return fallbackText(`Hypothesis board: no hypotheses yet · ${when}`, 300);
+  const others = ordered.length > 1 ? ` (+${ordered.length - 1} more)` : '';
+  const status = STATUS_DISPLAY[displayStatus(top).status].words;
+  return fallbackText(`Hypothesis board: ${top.label} ${status}: ${top.title}${others} · ${when}`, 300);
+}
+
+/**
+ * The hypothesis board, edited in place as the investigation moves: hypotheses ordered supported → open →
+ * not sure → ruled out → unrelated, each with its cited evidence, then scope, the suggested mitigation,
+ * steering, gaps and when it was updated. Whatever the input size it stays within one message's limits:
+ * hypotheses that do not fit are summarised in one line by status.
+ */
+export function renderHypothesisBoard(m: BoardModel): RenderedMessage {
+  const ordered = orderForDisplay(m.hypotheses);
+  const head: KnownBlock[] = [headerBlock('Hypothesis board')];
+  const footer = footerBlocks(m);
+  const reserve = sectionBlock(omittedSummary(ordered)); // worst-case size of the "not shown" line
+  const maxBlocks = SLACK_LIMITS.blocksPerMessage - head.length - footer.length - 1;
+  const maxText = BLOCKS_TEXT_BUDGET - blocksTextLength(head) - blocksTextLength(footer) - blocksTextLength([reserve]);
+
+  const body: KnownBlock[] = [];
+  let text = 0;
+  let shown = 0;
+  for (const h of ordered) {
+    const blocks = renderHypothesis(h);
+    const size = blocksTextLength(blocks);
+    if (body.length + blocks.length > maxBlocks || text + size > maxText) break;
+    body.push(...blocks);
+    text += size;
+    shown++;
+  }
+  if (ordered.length === 0) body.push(sectionBlock('_No hypotheses yet — still collecting evidence._'));
+  const rest = ordered.slice(shown);
+  if (rest.length > 0) body.push(contextBlock([omittedSummary(rest)]));
+
+  // Safety net only: the budget above already keeps the board within one message.
+  const blocks = fitBlocks([...head, ...body, ...footer], SLACK_LIMITS.blocksPerMessage, { keepTail: footer.length });
+  return { text: fallback(m, ordered), blocks };
+}

@@ -1,0 +1,116 @@
+import type { KnownBlock } from '@slack/types';
+import type { Citation } from '../../evidence/types.js';
+import type { HypothesisStatus } from '../../triage/types.js';
+import { contextBlock, sectionBlock } from './elements.js';
+import { confidenceWords, slackTime } from './format.js';
+import { codeSpan, mention, mrkdwnLink, mrkdwnText } from './mrkdwn.js';
+import type { BoardHypothesis, EvidenceLine } from './models.js';
+import { truncateMrkdwn } from './truncate.js';
+
+/** How each status reads on the board, and its display order (lower first). */
+export const STATUS_DISPLAY: Record<HypothesisStatus, { marker: string; words: string; rank: number }> = {
+  supported: { marker: '●', words: 'supported', rank: 0 },
+  open: { marker: '◐', words: 'open', rank: 1 },
+  inconclusive: { marker: '◌', words: 'not sure', rank: 2 },
+  ruled_out: { marker: '○', words: 'ruled out', rank: 3 },
+  unrelated: { marker: '⊘', words: 'unrelated', rank: 4 },
+};
+
+/** Per-hypothesis bounds, so one verbose hypothesis cannot crowd out the rest of the board. */
+const BOUNDS = {
+  title: 200,
+  mechanism: { active: 500, settled: 200 },
+  reason: 300,
+  scope: 200,
+  evidenceLines: { active: 4, settled: 2 },
+  evidenceSummary: 200,
+  citationRef: 120,
+  citationUrl: 600,
+  evidenceText: 1500,
+} as const;
+
+const isSettled = (s: HypothesisStatus): boolean => s === 'ruled_out' || s === 'unrelated';
+
+const isCited = (c: Citation): boolean => c.source.trim().length > 0 && c.ref.trim().length > 0;
+
+/**
+ * The status the board shows. Defence in depth for the rule "never supported without cited evidence": a
+ * `supported` hypothesis with no supporting evidence that has a citation is shown as not sure.
+ */
+export function displayStatus(h: BoardHypothesis): { status: HypothesisStatus; downgraded: boolean } {
+  if (h.status === 'supported' && !h.evidence.some((e) => e.stance === 'supports' && isCited(e.citation))) {
+    return { status: 'inconclusive', downgraded: true };
+  }
+  return { status: h.status, downgraded: false };
+}
+
+/** Display order: supported, open, not sure, ruled out, unrelated; input order kept within a status. */
+export function orderForDisplay(hs: readonly BoardHypothesis[]): BoardHypothesis[] {
+  return hs
+    .map((h, i) => ({ h, i, rank: STATUS_DISPLAY[displayStatus(h).status].rank }))
+    .sort((a, b) => a.rank - b.rank || a.i - b.i)
+    .map((x) => x.h);
+}
+
+/** `kubernetes <url|ref> (14:00–14:05)` or `kubernetes \`ref\`` — where a claim comes from. */
+export function renderCitation(c: Citation): string {
+  const source = `_${mrkdwnText(c.source || 'unknown source', 40)}_`;
+  const ref = mrkdwnLink(c.url, c.ref, BOUNDS.citationRef, BOUNDS.citationUrl);
+  const where = ref.startsWith('<') ? ref : codeSpan(c.ref || '(no ref)', BOUNDS.citationRef);
+  const range = c.range ? ` (${slackTime(c.range.from, false)}–${slackTime(c.range.to, false)})` : '';
+  return `${source} ${where}${range}`;
+}
+
+const STANCE_WORD: Record<EvidenceLine['stance'], string> = { supports: 'for', refutes: 'against', context: 'context' };
+
+function evidenceOrder(status: HypothesisStatus): EvidenceLine['stance'][] {
+  return isSettled(status) ? ['refutes', 'supports', 'context'] : ['supports', 'refutes', 'context'];
+}
+
+/** Bounded evidence lines, most relevant stance first, then `+k more evidence`. */
+function evidenceText(h: BoardHypothesis, status: HypothesisStatus): string {
+  if (h.evidence.length === 0) return '_no cited evidence yet_';
+  const order = evidenceOrder(status);
+  const sorted = [...h.evidence].sort((a, b) => order.indexOf(a.stance) - order.indexOf(b.stance));
+  const maxLines = isSettled(status) ? BOUNDS.evidenceLines.settled : BOUNDS.evidenceLines.active;
+  const lines: string[] = [];
+  let length = 0;
+  for (const e of sorted) {
+    if (lines.length >= maxLines) break;
+    const line = `• _${STANCE_WORD[e.stance]}_ ${mrkdwnText(e.summary.replace(/\s*\n\s*/g, ' '), BOUNDS.evidenceSummary)} — ${renderCitation(e.citation)}`;
+    if (lines.length > 0 && length + line.length + 1 > BOUNDS.evidenceText) break;
+    lines.push(line);
+    length += line.length + 1;
+  }
+  const more = sorted.length - lines.length;
+  if (more > 0) lines.push(`+${more} more evidence`);
+  return truncateMrkdwn(lines.join('\n'), BOUNDS.evidenceText + 40);
+}
+
+function componentText(h: BoardHypothesis): string | undefined {
+  const c = h.component;
+  if (!c) return undefined;
+  const what = codeSpan(`${c.kind.toLowerCase()}/${c.name}`, 120);
+  return c.namespace ? `${what} in ${codeSpan(c.namespace, 80)}` : what;
+}
+
+/** One hypothesis: a section (label, marker, status, confidence, title, component, mechanism, reason) and its evidence. */
+export function renderHypothesis(h: BoardHypothesis): KnownBlock[] {
+  const { status, downgraded } = displayStatus(h);
+  const show = STATUS_DISPLAY[status];
+  const settled = isSettled(status);
+  const facts = [`confidence ${confidenceWords(h.confidence)}`];
+  const component = componentText(h);
+  if (component) facts.push(component);
+
+  const lines = [`*${mrkdwnText(h.label, 20)}* ${show.marker} *${show.words}* — *${mrkdwnText(h.title, BOUNDS.title)}*`, facts.join(' · ')];
+  if (downgraded) lines.push('_Marked supported, but no cited evidence supports it yet, so it is shown as not sure._');
+  const mechanism = h.mechanism.trim();
+  if (mechanism) lines.push(mrkdwnText(mechanism, settled ? BOUNDS.mechanism.settled : BOUNDS.mechanism.active));
+  if (h.scope && !settled) lines.push(`_Scope:_ ${mrkdwnText(h.scope, BOUNDS.scope)}`);
+  if (h.reason && (settled || status === 'inconclusive')) {
+    lines.push(`_${status === 'unrelated' ? 'Unrelated' : status === 'ruled_out' ? 'Ruled out' : 'Why not sure'}:_ ${mrkdwnText(h.reason, BOUNDS.reason)}`);
+  }
+  if (h.steeredBy) lines.push(`_steered by_ ${mention(h.steeredBy)}`);
+  return [sectionBlock(lines.join('\n')), contextBlock([evidenceText(h, status)])];
+}

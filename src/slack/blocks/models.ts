@@ -1,0 +1,76 @@
+import type { Citation, ComponentRef } from '../../evidence/types.js';
+import type { HypothesisStatus, MitigationProposal } from '../../triage/types.js';
+
+/**
+ * View models the Block Kit builders render. They are plain data built by the incident service from
+ * the store, so the builders stay pure and know nothing about Prisma or Slack clients.
+ */
+
+export type IncidentStatus = 'open' | 'resolved';
+
+/** Where the investigation is, in words a responder understands. */
+export type InvestigationPhase = 'investigating' | 'triaged' | 'needs_human' | 'failed' | 'resolved';
+
+export interface IncidentCardModel {
+  incidentId: string;
+  title: string;
+  alertName: string;
+  status: IncidentStatus;
+  phase: InvestigationPhase;
+  severity?: string;
+  /** e.g. `shop/checkout`. */
+  target?: string;
+  owner?: string;
+  source: string;
+  openedAt: Date;
+  /** Seconds from the alert post to this card, shown as `(+3 s)`. */
+  firstCardAfterSec?: number;
+  alertCount: number;
+  lastAlertAt: Date;
+  resolvedAt?: Date;
+  alertLink?: string;
+  /** One-line note when something went wrong (e.g. "Kubernetes API unreachable: …; retrying"). */
+  notice?: string;
+}
+
+export interface EvidenceLine {
+  summary: string;
+  citation: Citation;
+  stance: 'supports' | 'refutes' | 'context';
+}
+
+export interface BoardHypothesis {
+  /** H1, H2, … */
+  label: string;
+  status: HypothesisStatus;
+  confidence: number;
+  title: string;
+  component?: ComponentRef;
+  mechanism: string;
+  scope?: string;
+  /** Why ruled out / unrelated. */
+  reason?: string;
+  evidence: EvidenceLine[];
+  /** Slack user id of the last human who steered it. */
+  steeredBy?: string;
+}
+
+export interface BoardModel {
+  incidentId: string;
+  /** Ordered for display: supported first, then open/inconclusive, then ruled out, then unrelated. */
+  hypotheses: BoardHypothesis[];
+  /** Scope of impact as a sentence, from the leading hypothesis. */
+  scope?: string;
+  /** Suggested mitigation from the leading hypothesis; shown as a suggestion, never executed from here. */
+  mitigation?: MitigationProposal;
+  updatedAt: Date;
+  /** Steering received, newest last: who said what. */
+  steering: { userId: string; text: string; at: Date }[];
+  /** Checks that could not run (e.g. forbidden reads), shown so nobody assumes they passed. */
+  gaps: string[];
+}
+
+export interface StatusModel {
+  open: { incidentId: string; title: string; target?: string; phase: InvestigationPhase; openedAt: Date; permalink?: string; leading?: string }[];
+  resolvedRecently: number;
+}

@@ -1,0 +1,52 @@
+import { contextBlock, sectionBlock, type RenderedMessage } from './elements.js';
+import { ordinal, slackTime, utcClock } from './format.js';
+import { fallbackText, mention, mrkdwnLink, mrkdwnText } from './mrkdwn.js';
+
+/** Small thread notes: one short section each, with a plain notification fallback. */
+
+export function renderRepeatNote(n: { count: number; at: Date; link?: string | undefined }): RenderedMessage {
+  const times = n.count >= 2 ? ` (${ordinal(n.count)} time)` : '';
+  const link = n.link ? ` · ${mrkdwnLink(n.link, 'View alert')}` : '';
+  return {
+    text: fallbackText(`Alert fired again${times} at ${utcClock(n.at)} UTC`, 200),
+    blocks: [sectionBlock(`🔁 Alert fired again${times} at ${slackTime(n.at)}${link}`)],
+  };
+}
+
+export function renderResolvedNote(n: { at: Date; by: 'alert' | string }): RenderedMessage {
+  const by = n.by === 'alert' ? 'the alert cleared' : `resolved by ${mention(n.by)}`;
+  const plainBy = n.by === 'alert' ? 'the alert cleared' : 'resolved by a responder';
+  return {
+    text: fallbackText(`Resolved at ${utcClock(n.at)} UTC: ${plainBy}`, 200),
+    blocks: [sectionBlock(`✅ *Resolved* at ${slackTime(n.at)} — ${by}`)],
+  };
+}
+
+/** Reply under a duplicate alert post, pointing to the thread where the incident is investigated. */
+export function renderAlreadyTrackedNote(n: { permalink: string }): RenderedMessage {
+  const where = n.permalink ? mrkdwnLink(n.permalink, 'the incident thread') : 'the incident thread in this channel';
+  return {
+    text: 'Already tracked: this alert belongs to an open incident',
+    blocks: [sectionBlock(`👀 Already tracked — this alert belongs to an open incident. Follow and steer the investigation in ${where}.`)],
+  };
+}
+
+/** The root post Vigil makes in the channel for `/sre investigate …`; the investigation thread hangs off it. */
+export function renderManualRoot(n: { requestedBy: string; text: string }): RenderedMessage {
+  const asked = n.text.trim() || '(no description)';
+  return {
+    text: fallbackText(`Investigation requested: ${asked}`, 300),
+    blocks: [
+      sectionBlock(`🔍 *Investigation requested* by ${mention(n.requestedBy)}\n>${mrkdwnText(asked, 2500).replace(/\n/g, '\n>')}`),
+      contextBlock(['Vigil investigates in this thread; reply here to steer it.']),
+    ],
+  };
+}
+
+/** An error a user must see: what happened, the detail, and what to do next. */
+export function renderErrorNote(n: { what: string; detail?: string; next?: string }): RenderedMessage {
+  const lines = [`⚠️ *${mrkdwnText(n.what, 300)}*`];
+  if (n.detail) lines.push(mrkdwnText(n.detail, 1500));
+  if (n.next) lines.push(`*What to do:* ${mrkdwnText(n.next, 800)}`);
+  return { text: fallbackText(`Error: ${n.what}`, 300), blocks: [sectionBlock(lines.join('\n'))] };
+}

@@ -1,0 +1,97 @@
+import type { WebClient } from '@slack/web-api';
+import type { Logger } from 'pino';
+import type { ChatMessage, ChatPort, FetchedMessage, PostTag } from '../incidents/chat.js';
+
+const EVENT_TYPE = 'vigil_post';
+
+interface MetadataMessage {
+  ts?: string;
+  metadata?: { event_type?: string; event_payload?: Record<string, unknown> };
+}
+
+/** The chat port on Slack's Web API (the real WebClient; tests point it at the fake Slack server). */
+export class SlackChat implements ChatPort {
+  private readonly names = new Map<string, string | undefined>();
+
+  constructor(
+    private readonly client: WebClient,
+    private readonly log: Logger,
+  ) {}
+
+  async post(channel: string, threadTs: string | undefined, m: ChatMessage, tag: PostTag): Promise<{ ts: string }> {
+    const res = await this.client.chat.postMessage({
+      channel,
+      ...(threadTs ? { thread_ts: threadTs } : {}),
+      text: m.text,
+      ...(m.blocks ? { blocks: m.blocks as never } : {}),
+      unfurl_links: false,
+      unfurl_media: false,
+      // Metadata tags the post so a resumed run can find it instead of posting it again.
+      metadata: { event_type: EVENT_TYPE, event_payload: { incident_id: tag.incidentId, purpose: tag.purpose } },
+    });
+    if (!res.ts) throw new Error('chat.postMessage returned no ts');
+    return { ts: res.ts };
+  }
+
+  async update(channel: string, ts: string, m: ChatMessage): Promise<void> {
+    await this.client.chat.update({ channel, ts, text: m.text, ...(m.blocks ? { blocks: m.blocks as never } : {}) });
+  }
+
+  async findTagged(channel: string, threadTs: string | undefined, tag: PostTag): Promise<string | undefined> {
+    const matches = (msg: MetadataMessage) =>
+      msg.metadata?.event_type === EVENT_TYPE && msg.metadata.event_payload?.['incident_id'] === tag.incidentId && msg.metadata.event_payload?.['purpose'] === tag.purpose;
+    let cursor: string | undefined;
+    for (let page = 0; page < 10; page++) {
+      const res = threadTs
+        ? await this.client.conversations.replies({ channel, ts: threadTs, include_all_metadata: true, limit: 200, ...(cursor ? { cursor } : {}) })
+        : await this.client.conversations.history({ channel, include_all_metadata: true, limit: 200, ...(cursor ? { cursor } : {}) });
+      const hit = (res.messages as MetadataMessage[] | undefined)?.find(matches);
+      if (hit?.ts) return hit.ts;
+      cursor = res.response_metadata?.next_cursor || undefined;
+      if (!cursor || !threadTs) break; // recent channel history is enough for a root post made seconds ago
+    }
+    return undefined;
+  }
+
+  async permalink(channel: string, ts: string): Promise<string | undefined> {
+    try {
+      const res = await this.client.chat.getPermalink({ channel, message_ts: ts });
+      return res.permalink;
+    } catch (err) {
+      this.log.warn({ err: String(err), channel, ts }, 'chat.getPermalink failed');
+      return undefined;
+    }
+  }
+
+  async ephemeral(channel: string, user: string, m: ChatMessage, threadTs?: string): Promise<void> {
+    await this.client.chat.postEphemeral({ channel, user, text: m.text, ...(m.blocks ? { blocks: m.blocks as never } : {}), ...(threadTs ? { thread_ts: threadTs } : {}) });
+  }
+
+  async userName(user: string): Promise<string | undefined> {
+    if (this.names.has(user)) return this.names.get(user);
+    try {
+      const res = await this.client.users.info({ user });
+      const u = res.user as { name?: string; real_name?: string; profile?: { display_name?: string } } | undefined;
+      const name = u?.profile?.display_name || u?.real_name || u?.name;
+      this.names.set(user, name);
+      return name;
+    } catch (err) {
+      this.log.warn({ err: String(err), user }, 'users.info failed');
+      return undefined;
+    }
+  }
+
+  async fetchMessage(channel: string, ts: string): Promise<FetchedMessage | undefined> {
+    try {
+      const res = await this.client.conversations.history({ channel, latest: ts, inclusive: true, limit: 1 });
+      const msg = res.messages?.[0];
+      if (msg?.ts === ts) return msg as FetchedMessage;
+      const replies = await this.client.conversations.replies({ channel, ts, limit: 1 });
+      const reply = replies.messages?.find((r) => r.ts === ts);
+      return reply as FetchedMessage | undefined;
+    } catch (err) {
+      this.log.warn({ err: String(err), channel, ts }, 'could not fetch message');
+      return undefined;
+    }
+  }
+}

@@ -1,0 +1,23 @@
+import type { Citation } from '../evidence/types.js';
+
+const GROUP_PATH: Record<string, string> = {
+  Deployment: 'apis/apps/v1',
+  StatefulSet: 'apis/apps/v1',
+  DaemonSet: 'apis/apps/v1',
+  ReplicaSet: 'apis/apps/v1',
+  Pod: 'api/v1',
+  Service: 'api/v1',
+  Endpoints: 'api/v1',
+  Event: 'api/v1',
+  Secret: 'api/v1',
+};
+
+const PLURAL: Record<string, string> = { Endpoints: 'endpoints' };
+
+/** `apis/apps/v1/namespaces/shop/deployments/checkout#metadata.managedFields[2]` — an object path a reviewer can GET. */
+export function objectCitation(kind: string, namespace: string | undefined, name: string, fragment?: string): Citation {
+  const plural = PLURAL[kind] ?? `${kind.toLowerCase()}s`;
+  const base = GROUP_PATH[kind] ?? 'api/v1';
+  const ns = namespace ? `namespaces/${namespace}/` : '';
+  return { source: 'kubernetes', ref: `${base}/${ns}${plural}/${name}${fragment ? `#${fragment}` : ''}` };
+}

@@ -1,0 +1,46 @@
+import type { ComponentRef, Evidence } from '../evidence/types.js';
+
+/**
+ * - `supported`: evidence for it and none against (never without cited evidence)
+ * - `open`: plausible, not yet decided
+ * - `inconclusive`: evidence both ways or too weak ("not sure")
+ * - `ruled_out`: considered and refuted by evidence
+ * - `unrelated`: a real problem that is not this incident's cause (noise)
+ */
+export type HypothesisStatus = 'supported' | 'open' | 'inconclusive' | 'ruled_out' | 'unrelated';
+
+/** A proposed mitigation, shown on the card; proposals are never executed without an approval. */
+export interface MitigationProposal {
+  /** Catalog action id, e.g. `scale`. */
+  action: string;
+  target: ComponentRef;
+  /** Action parameters, e.g. `{ replicas: 3 }`. */
+  params: Record<string, unknown>;
+  /** The equivalent command, for humans: `kubectl scale deployment/checkout -n shop --replicas=3`. */
+  command: string;
+  rationale: string;
+}
+
+/** What an analyzer (or later the model) concludes; stored as a Hypothesis row keyed by `key`. */
+export interface Finding {
+  /** Stable identity across re-runs, e.g. `scaled-to-zero:shop/deployment/checkout`. */
+  key: string;
+  /** Which analyzer produced it. */
+  analyzer: string;
+  status: HypothesisStatus;
+  /** 0..1 */
+  confidence: number;
+  /** One line: what happened. */
+  title: string;
+  /** Localisation: the faulty component. */
+  component?: ComponentRef;
+  /** Characterisation: what is wrong and why. */
+  mechanism: string;
+  /** Scope: who/what is affected. */
+  scope?: string;
+  /** Why it is ruled out / unrelated, when it is. */
+  reason?: string;
+  supporting: Evidence[];
+  refuting: Evidence[];
+  mitigation?: MitigationProposal;
+}

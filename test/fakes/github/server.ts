@@ -1,0 +1,167 @@
+/**
+ * A fake GitHub REST API on loopback, spoken to by the real `@octokit/rest` (`baseUrl` = `url`).
+ *
+ * Serves commits, pull requests (list, one, files) and deployments (list, statuses) of the repositories
+ * it is given, in GitHub's JSON shapes, with page-number pagination and `Link` headers, `x-ratelimit-*`
+ * headers, GitHub's error bodies (`{ message, documentation_url }`), token checks (401 `Bad credentials`)
+ * and one-shot fault injection. Every request is recorded.
+ */
+import { createServer, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { paginate } from './paginate.js';
+import { routeRepo } from './routes.js';
+import type { FakeRepo } from './types.js';
+
+export type * from './types.js';
+
+export interface FakeGitHubOptions {
+  /** `owner/repo` → its data. */
+  repos: Record<string, FakeRepo>;
+  /** When set, requests must carry `Authorization: token <token>` (or `Bearer`). */
+  token?: string;
+  /** HTML base for `html_url`s (default `https://github.com`). */
+  webUrl?: string;
+  /** The server's clock, for `x-ratelimit-reset` (default: the real clock). */
+  now?: () => Date;
+}
+
+export interface RecordedGitHubRequest {
+  method: string;
+  path: string;
+  query: Record<string, string>;
+  status: number;
+  authorized: boolean;
+}
+
+export interface FakeGitHub {
+  /** `http://127.0.0.1:<port>`: pass as Octokit's `baseUrl`. */
+  url: string;
+  /** The live world; tests may add to it between requests. */
+  repos: Record<string, FakeRepo>;
+  requests: RecordedGitHubRequest[];
+  /** The next request whose path matches answers `status` with GitHub's error body (once per call). */
+  failNext(path: RegExp, status: number, message?: string): void;
+  /** The next request answers 403 `API rate limit exceeded` with `x-ratelimit-remaining: 0`. */
+  rateLimitNext(resetAt?: Date): void;
+  close(): Promise<void>;
+}
+
+const RATE_LIMIT = 5000;
+const DOCS = 'https://docs.github.com/rest';
+
+interface Fault {
+  path: RegExp;
+  status: number;
+  message: string;
+  rateLimitReset?: Date;
+}
+
+const STATUS_MESSAGES: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Bad credentials',
+  403: 'Forbidden',
+  404: 'Not Found',
+  409: 'Conflict',
+  422: 'Validation Failed',
+  500: 'Server Error',
+  502: 'Bad Gateway',
+  503: 'Service Unavailable',
+};
+
+export async function startFakeGitHub(options: FakeGitHubOptions): Promise<FakeGitHub> {
+  const now = options.now ?? (() => new Date());
+  const web = options.webUrl ?? 'https://github.com';
+  const requests: RecordedGitHubRequest[] = [];
+  const faults: Fault[] = [];
+  let remaining = RATE_LIMIT;
+  const resetAt = new Date(now().getTime() + 3600_000);
+
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', `http://${req.headers.host ?? '127.0.0.1'}`);
+    const authorized = checkAuth(req, options.token);
+    const send = (status: number, body: unknown, headers: Record<string, string> = {}): void => {
+      requests.push({ method: req.method ?? 'GET', path: url.pathname, query: Object.fromEntries(url.searchParams), status, authorized: authorized === 'ok' });
+      const reset = headers['x-ratelimit-reset'] ?? String(Math.floor(resetAt.getTime() / 1000));
+      res.writeHead(status, {
+        'content-type': 'application/json; charset=utf-8',
+        'x-github-media-type': 'github.v3; format=json',
+        'x-github-request-id': `FAKE:${requests.length}`,
+        'x-ratelimit-limit': String(RATE_LIMIT),
+        'x-ratelimit-remaining': String(remaining),
+        'x-ratelimit-reset': reset,
+        'x-ratelimit-used': String(RATE_LIMIT - remaining),
+        'x-ratelimit-resource': 'core',
+        ...headers,
+      });
+      res.end(JSON.stringify(body));
+    };
+    const fail = (status: number, message: string, headers?: Record<string, string>): void =>
+      send(status, { message, documentation_url: DOCS, status: String(status) }, headers);
+
+    if (authorized !== 'ok') return fail(401, authorized === 'missing' ? 'Requires authentication' : 'Bad credentials');
+    remaining = Math.max(0, remaining - 1);
+
+    const fault = takeFault(faults, url.pathname);
+    if (fault?.rateLimitReset) {
+      remaining = 0;
+      return fail(403, fault.message, { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(Math.floor(fault.rateLimitReset.getTime() / 1000)) });
+    }
+    if (fault) return fail(fault.status, fault.message);
+    if (req.method !== 'GET') return fail(404, 'Not Found');
+
+    const [, reposSeg, owner, repo, ...rest] = url.pathname.split('/');
+    const data = reposSeg === 'repos' && owner && repo ? options.repos[`${owner}/${repo}`] : undefined;
+    if (!data || !owner || !repo) return fail(404, 'Not Found');
+    const result = routeRepo(data, rest.map(decodeURIComponent), url, { api: `http://${req.headers.host}`, web, owner, repo });
+    switch (result.kind) {
+      case 'not_found':
+        return fail(404, 'Not Found');
+      case 'object':
+        return send(200, result.body);
+      case 'list': {
+        const page = paginate(result.items, url);
+        return send(200, page.items, page.link ? { link: page.link } : {});
+      }
+    }
+  });
+
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    url: `http://127.0.0.1:${port}`,
+    repos: options.repos,
+    requests,
+    failNext(path, status, message) {
+      faults.push({ path, status, message: message ?? STATUS_MESSAGES[status] ?? 'Error' });
+    },
+    rateLimitNext(reset) {
+      faults.push({
+        path: /./,
+        status: 403,
+        message: 'API rate limit exceeded for user ID 1. If you reach out to GitHub Support for help, please include the request ID FAKE.',
+        rateLimitReset: reset ?? new Date(now().getTime() + 15 * 60_000),
+      });
+    },
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.closeAllConnections();
+        server.close((err) => (err ? reject(err) : resolve()));
+      }),
+  };
+}
+
+function takeFault(faults: Fault[], path: string): Fault | undefined {
+  const i = faults.findIndex((f) => f.path.test(path));
+  return i >= 0 ? faults.splice(i, 1)[0] : undefined;
+}
+
+/** Octokit sends `token <t>` (or `bearer <t>` for JWTs). */
+function checkAuth(req: IncomingMessage, token: string | undefined): 'ok' | 'missing' | 'bad' {
+  if (token === undefined) return 'ok';
+  const header = req.headers.authorization;
+  if (!header) return 'missing';
+  const m = /^(?:token|bearer)\s+(.+)$/i.exec(header);
+  return m?.[1] === token ? 'ok' : 'bad';
+}
+

@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { applyPatch, jsonPatch, mergePatch } from './patch.js';
+import { KubeError } from './status.js';
+
+describe('patch formats', () => {
+  it('merge patch: null deletes, maps merge, lists replace', () => {
+    expect(mergePatch({ a: 1, b: { c: 2, d: 3 }, l: [1, 2] }, { a: null, b: { c: 5 }, l: [9] })).toEqual({ b: { c: 5, d: 3 }, l: [9] });
+  });
+
+  it('json patch: add, replace, remove, move, copy, test', () => {
+    const doc = { spec: { replicas: 1, list: ['a'] } };
+    const out = jsonPatch(doc, [
+      { op: 'replace', path: '/spec/replicas', value: 3 },
+      { op: 'add', path: '/spec/list/-', value: 'b' },
+      { op: 'copy', from: '/spec/replicas', path: '/spec/copy' },
+      { op: 'move', from: '/spec/copy', path: '/spec/moved' },
+      { op: 'remove', path: '/spec/list/0' },
+      { op: 'test', path: '/spec/moved', value: 3 },
+    ]);
+    expect(out).toEqual({ spec: { replicas: 3, list: ['b'], moved: 3 } });
+    expect(doc.spec.replicas).toBe(1);
+    expect(() => jsonPatch(doc, [{ op: 'test', path: '/spec/replicas', value: 2 }])).toThrow(KubeError);
+    expect(() => jsonPatch(doc, [{ op: 'remove', path: '/spec/nope' }])).toThrow(/missing path/);
+  });
+
+  it('chooses by content type and refuses apply patches with 415', () => {
+    expect(applyPatch({ a: 1 }, 'application/strategic-merge-patch+json; charset=utf-8', { b: 2 })).toEqual({ a: 1, b: 2 });
+    try {
+      applyPatch({}, 'application/apply-patch+yaml', {});
+      expect.unreachable();
+    } catch (err) {
+      expect((err as KubeError).status.code).toBe(415);
+    }
+  });
+});

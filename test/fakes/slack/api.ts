@@ -1,0 +1,34 @@
+/**
+ * Answering one Web API call, in Slack's order of checks: unknown method, authentication, injected faults and
+ * rate limits, malformed JSON fields, then the method itself.
+ */
+import type { Faults } from './faults.js';
+import { METHODS } from './methods/index.js';
+import type { SlackStore } from './store.js';
+import type { ApiReply, Params } from './types.js';
+
+export interface ApiCallInput {
+  method: string;
+  params: Params;
+  token: string | undefined;
+  malformed?: { field: string; error: string };
+}
+
+export interface ApiDeps {
+  store: SlackStore;
+  faults: Faults;
+  acceptedTokens: ReadonlySet<string>;
+}
+
+export function answerApiCall(input: ApiCallInput, deps: ApiDeps): ApiReply {
+  const handler = METHODS[input.method];
+  if (!handler) return { body: { ok: false, error: 'unknown_method' } };
+  if (!input.token) return { body: { ok: false, error: 'not_authed' } };
+  if (!deps.acceptedTokens.has(input.token)) return { body: { ok: false, error: 'invalid_auth' } };
+  const injected = deps.faults.take(input.method, input.params, Date.now());
+  if (injected) return injected;
+  if (input.malformed) {
+    return { body: { ok: false, error: input.malformed.error, response_metadata: { messages: [`[ERROR] could not parse JSON [json-pointer:/${input.malformed.field}]`] } }, rejection: true };
+  }
+  return handler({ params: input.params, store: deps.store });
+}

@@ -1,0 +1,60 @@
+/** auth.test, users.info and usergroups.users.list, answered from the fake's configured tables. */
+import { strParam } from '../request.js';
+import type { SlackStore } from '../store.js';
+import { fail, ok, type MethodHandler } from './reply.js';
+
+export const WORKSPACE_URL = 'https://fake.slack.test/';
+
+const authTest: MethodHandler = ({ store }) =>
+  ok({
+    url: WORKSPACE_URL,
+    team: store.team.name,
+    team_id: store.team.id,
+    user: store.bot.name,
+    user_id: store.bot.userId,
+    bot_id: store.bot.botId,
+    app_id: store.bot.appId,
+    is_enterprise_install: false,
+  });
+
+function userObject(store: SlackStore, id: string): Record<string, unknown> | undefined {
+  const user = store.users.get(id);
+  if (!user) return undefined;
+  const realName = user.real_name ?? user.name;
+  const displayName = user.display_name ?? '';
+  return {
+    id: user.id,
+    team_id: store.team.id,
+    name: user.name,
+    real_name: realName,
+    deleted: false,
+    is_bot: user.is_bot ?? false,
+    is_admin: false,
+    tz: user.tz ?? 'UTC',
+    profile: {
+      real_name: realName,
+      real_name_normalized: realName,
+      display_name: displayName,
+      display_name_normalized: displayName,
+      team: store.team.id,
+    },
+  };
+}
+
+const usersInfo: MethodHandler = ({ params, store }) => {
+  const id = strParam(params.user);
+  const user = id ? userObject(store, id) : undefined;
+  return user ? ok({ user }) : fail('user_not_found');
+};
+
+const usergroupUsers: MethodHandler = ({ params, store }) => {
+  const id = strParam(params.usergroup);
+  const users = id ? store.usergroups.get(id) : undefined;
+  return users ? ok({ users: [...users] }) : fail('no_such_subteam');
+};
+
+export const identityMethods: Record<string, MethodHandler> = {
+  'auth.test': authTest,
+  'users.info': usersInfo,
+  'usergroups.users.list': usergroupUsers,
+};

@@ -1,0 +1,110 @@
+import { describe, expect, it } from 'vitest';
+import { createRedactor } from '../../src/redact/index.js';
+import { plantAll, seededRandom } from './planted.js';
+
+const planted = plantAll(seededRandom(7));
+
+describe('detectors: every planted kind in a log line', () => {
+  const redactor = createRedactor({ salt: 'test-salt' });
+
+  it.each(planted.map((p) => [`${p.kind}: ${p.line.slice(0, 40)}`, p] as const))('%s', (_name, p) => {
+    const out = redactor.redactText(`2024-01-15T10:00:00.123Z ERROR [checkout-7d9f8b6c5-x2x9k] ${p.line}`);
+    expect(out).not.toContain(p.secret);
+    for (const probe of p.probes ?? []) expect(out).not.toContain(probe);
+    expect(out).toContain(`[REDACTED:${p.kind}:`);
+    expect(out.startsWith('2024-01-15T10:00:00.123Z ERROR [checkout-7d9f8b6c5-x2x9k] ')).toBe(true);
+  });
+
+  it('keeps the parts around a credential that are evidence', () => {
+    const r = createRedactor({ salt: 's' });
+    expect(r.redactText('postgres://app:pw-9f8e7d6c@db.shop.svc:5432/orders')).toMatch(
+      /^postgres:\/\/app:\[REDACTED:password:[0-9a-f]{8}\]@db\.shop\.svc:5432\/orders$/,
+    );
+    expect(r.redactText('Authorization: Bearer abcdef0123456789XYZ')).toMatch(/^Authorization: Bearer \[REDACTED:authorization:[0-9a-f]{8}\]$/);
+    expect(r.redactText('https://hooks.slack.com/services/T0000/B0000/abcdefghijklmnop')).toMatch(
+      /^https:\/\/hooks\.slack\.com\/services\/\[REDACTED:slack_webhook:[0-9a-f]{8}\]$/,
+    );
+    expect(r.redactText('Server=db;User Id=sa;Password=P@ss w0rd;Encrypt=true')).toMatch(
+      /^Server=db;User Id=sa;Password=\[REDACTED:password:[0-9a-f]{8}\];Encrypt=true$/,
+    );
+  });
+
+  it('reports kinds and offsets without the raw value', () => {
+    const r = createRedactor({ salt: 's' });
+    const line = planted.find((p) => p.kind === 'email');
+    if (!line) throw new Error('fixture missing');
+    const text = `to: ${line.secret}`;
+    const found = r.findings(text);
+    expect(found).toEqual([{ detector: 'email', kind: 'email', start: 4, end: 4 + line.secret.length }]);
+    expect(JSON.stringify(found)).not.toContain(line.secret);
+    expect(r.stats()).toEqual({});
+  });
+
+  it('counts replacements per detector', () => {
+    const r = createRedactor({ salt: 's' });
+    const gh = planted.find((p) => p.kind === 'github_token');
+    if (!gh) throw new Error('fixture missing');
+    r.redactText(`${gh.secret} and ${gh.secret}; mail ops.lead@corp-mail.com`);
+    expect(r.stats()).toEqual({ github_token: 2, email: 1 });
+  });
+
+  it('honours the email allow-list (exact and domain)', () => {
+    const r = createRedactor({ salt: 's', allowEmails: ['oncall@example.com', '@vigil.dev'] });
+    expect(r.redactText('page oncall@example.com and bot@vigil.dev, not alice@corp.io')).toMatch(
+      /^page oncall@example\.com and bot@vigil\.dev, not \[REDACTED:email:[0-9a-f]{8}\]$/,
+    );
+  });
+
+  it('runs extra patterns first, with their own kind', () => {
+    const r = createRedactor({ salt: 's', extraPatterns: [{ name: 'acme_key', pattern: /acme_[a-z0-9]{12}/ }] });
+    expect(r.redactText('key acme_0123abcd4567 here')).toMatch(/^key \[REDACTED:acme_key:[0-9a-f]{8}\] here$/);
+  });
+
+  it('accepts only Luhn-valid card numbers', () => {
+    const r = createRedactor({ salt: 's' });
+    expect(r.redactText('4111 1111 1111 1111')).toMatch(/^\[REDACTED:card:/);
+    expect(r.redactText('4111 1111 1111 1112')).toBe('4111 1111 1111 1112');
+  });
+
+  it('redacts a 1 MB log blob in well under 100 ms', () => {
+    const r = createRedactor({ salt: 's' });
+    const gh = planted.find((p) => p.kind === 'github_token')?.secret ?? '';
+    const lines = [
+      '2024-01-15T10:00:00.123Z level=info msg="request done" method=GET path=/api/v1/orders status=200 duration=12.5ms pod=checkout-7d9f8b6c5-x2x9k ip=10.0.3.17',
+      '{"ts":1705312800123,"level":"warn","msg":"slow query","elapsed_ms":512,"trace_id":"4bf92f3577b34da6a3ce929d0e0e4736","user":"alice@example.com"}',
+      'I0115 10:00:00.123456       1 controller.go:123] Reconciling deployment shop/checkout resourceVersion=48291734 image=registry.example.com/shop/checkout:1.14.2',
+      `W0115 10:00:01.000000       1 client.go:88] retrying with token=${gh} after 503 Service Unavailable`,
+    ];
+    let blob = '';
+    for (let i = 0; blob.length < 1_000_000; i++) blob += `${lines[i % lines.length]}\n`;
+    r.redactText(blob.slice(0, 50_000));
+    let best = Infinity;
+    let out = '';
+    for (let run = 0; run < 3; run++) {
+      const t0 = performance.now();
+      out = r.redactText(blob);
+      best = Math.min(best, performance.now() - t0);
+    }
+    expect(out).not.toContain(gh);
+    expect(best).toBeLessThan(100);
+  });
+
+  it('stays linear on adversarial input (no catastrophic backtracking)', () => {
+    const r = createRedactor({ salt: 's' });
+    const inputs = [
+      'a'.repeat(200_000) + '@',
+      '1 '.repeat(100_000),
+      'password='.repeat(20_000),
+      '-----BEGIN PRIVATE KEY-----' + 'A'.repeat(200_000),
+      'eyJ' + 'a'.repeat(100_000) + '.' + 'b'.repeat(100_000),
+      '+1 '.repeat(50_000),
+      '://' + 'a:'.repeat(100_000),
+      'x.'.repeat(100_000) + '@' + 'y.'.repeat(100_000),
+    ];
+    for (const s of inputs) {
+      const t0 = performance.now();
+      r.redactText(s);
+      expect(performance.now() - t0).toBeLessThan(250);
+    }
+  });
+});

@@ -1,0 +1,88 @@
+/** Evidence-shaped strings shared by the false-positive and property tests. */
+
+const HEX64 = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
+const SHA40 = '9fceb02d0ae598e95dc970b74767f19372d61af8';
+
+/** Evidence a redactor must never eat: each survives verbatim, alone and inside a log line. */
+export const NOISE: readonly string[] = [
+  // timestamps and epochs
+  '2024-01-15T10:00:00.123Z',
+  '2024-01-15T10:00:00+01:00',
+  '2024-01-15 10:00:00,123',
+  'Mon, 15 Jan 2024 10:00:00 GMT',
+  'I0115 10:00:00.123456',
+  '1705312800',
+  '1705312800123',
+  '1705312800123456789',
+  '1705312800.123456',
+  // addresses and ports
+  '10.0.3.17',
+  '192.168.1.254:8080',
+  '2001:db8::8a2e:370:7334',
+  'fe80::1%eth0',
+  '[2001:db8::1]:443',
+  'localhost:5432',
+  'containerPort: 8080',
+  ':8080',
+  // versions, images, digests, ids
+  '1.14.2',
+  'v2.3.0-rc.1+build.20240115',
+  'registry.example.com/shop/checkout:1.14.2',
+  `ghcr.io/acme/api@sha256:${HEX64}`,
+  `sha256:${HEX64}`,
+  '550e8400-e29b-41d4-a716-446655440000',
+  'checkout-7d9f8b6c5-x2x9k',
+  'checkout-7d9f8b6c5',
+  'shop/deployment/checkout',
+  SHA40,
+  'commit 9fceb02',
+  'resourceVersion: "48291734"',
+  '"resourceVersion":"4567891234567"',
+  'trace_id=4bf92f3577b34da6a3ce929d0e0e4736',
+  'span_id=00f067aa0ba902b7',
+  'dd.trace_id=4111111111111111111',
+  // queries, chat ids, HTTP
+  'sum(rate(http_requests_total{job="checkout",code=~"5.."}[5m])) by (pod) > 0.05',
+  'histogram_quantile(0.99, sum by (le) (rate(http_request_duration_seconds_bucket{namespace="shop"}[5m])))',
+  'C0123ABCD',
+  'U0VIGILSRE',
+  'T024BE7LD',
+  'HTTP/1.1 503 Service Unavailable',
+  'GET /api/v1/orders?page=2&limit=50 HTTP/2 200',
+  // durations, quantities
+  '1.5s',
+  '250ms',
+  '1h30m',
+  '512Mi',
+  '2Gi',
+  'cpu: 500m',
+  // URLs without credentials
+  'https://checkout.shop.svc.cluster.local:8080/healthz',
+  'https://github.com/acme/shop/pull/123',
+  'postgres://db.shop.svc:5432/orders?sslmode=require',
+  'git@github.com:acme/shop.git',
+  // words that name secrets, without one
+  'Authorization failed for user',
+  'missing Authorization header',
+  'Authorization: required',
+  'Bearer tokens are supported',
+  'secretName: db-credentials',
+  'secretKeyRef',
+  'secret=shop/db-credentials',
+  'token expired',
+  'invalid token: expired',
+  'max_tokens: 1024',
+  'automountServiceAccountToken: false',
+  'password authentication failed for user "app"',
+  'password: ${DB_PASSWORD}',
+  'token: <redacted>',
+  'cache_key=user:123',
+  'kind: Secret',
+  'type: kubernetes.io/dockerconfigjson',
+  'PWD=/srv/app',
+  // numbers that are not cards or phones
+  '4111 1111 1111 1112',
+  '1 2 3 4 5 6 7 8 9 10 11 12 13 14 15',
+  'icon@2x.png',
+  'order 123-45-6789',
+];

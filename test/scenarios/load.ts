@@ -1,0 +1,342 @@
+/**
+ * Scenario worlds: one folder per scenario under test/scenarios/, holding `scenario.yaml`.
+ *
+ * ## Format of scenario.yaml
+ * ```yaml
+ * id: demo-checkout-scaled-to-zero       # must equal the folder name
+ * title: One line for humans
+ * description: |
+ *   What happened in this world and why it is hard.
+ *
+ * alert:                                 # the Slack message as the alerting tool posted it
+ *   username: Alertmanager               # optional: username, bot_id, text, attachments, blocks
+ *   bot_id: B0ALERTS01                   # (any other Slack message field is kept as is)
+ *   text: ""
+ *   attachments: [ { title: …, title_link: …, text: "", fallback: …, color: danger, mrkdwn_in: [fallback, pretext, text] } ]
+ *
+ * kubernetes:
+ *   objects:                             # full Kubernetes objects of any kind, as the API returns them
+ *     - apiVersion: apps/v1              #   (metadata.managedFields included); uid and resourceVersion
+ *       kind: Deployment                 #   may be left out: the fake API server fills them
+ *       metadata: { name: checkout, namespace: shop, creationTimestamp: "@-40d" }
+ *   logs:                                # container logs keyed <namespace>/<pod>/<container>
+ *     shop/storefront-abc/storefront:
+ *       current: |                       # each line may start with an RFC 3339 stamp and a space (the
+ *         {{@-2m}} GET /cart 200         #   kubelet's timestamps=true form): sinceSeconds filters on it
+ *       previous: |                      # optional: the previous (crashed) container's log
+ *         …
+ *   helmReleases:                        # a readable shorthand; the loader writes REAL Helm release
+ *     - name: checkout                   #   Secrets (type helm.sh/release.v1, sh.helm.release.v1.<name>.v<n>)
+ *       namespace: shop
+ *       manifest: |                      # optional: rendered manifest; {{ .Values.a.b }}, {{ .Release.Name }},
+ *         …                              #   {{ .Release.Namespace }}, {{ .Release.Revision }},
+ *       revisions:                       #   {{ .Chart.Name }}, {{ .Chart.Version }}, {{ .Chart.AppVersion }} are filled per revision
+ *         - version: 7
+ *           status: deployed             # deployed | superseded | failed | uninstalled | pending-* | unknown
+ *           chart: checkout-2.3.1        # as `helm history` prints it: <chart name>-<chart version>
+ *           appVersion: 1.14.2
+ *           description: Upgrade complete
+ *           deployedAt: "@-3d"
+ *           values: { replicaCount: 3 }  # the user-supplied values (Helm's `config`)
+ *           manifest: …                  # optional: overrides the release-level manifest
+ *
+ * noise:                                 # ids of background noise, dropped by loadScenario(dir, { noise: false })
+ *   - Pod/payments/payments-worker-6c8f9d7b4-x2x9k     # objects: <Kind>/<namespace>/<name> or <Kind>/<name>
+ *   - payments/payments-worker-6c8f9d7b4-x2x9k/worker  # log streams: <namespace>/<pod>/<container>
+ *   - Event/payments/*                                  # '*' matches any run of characters
+ *   # Dropping a Pod drops its log streams; dropping any object drops the Events about it.
+ *   # Every id must match something, so a typo is an error.
+ *
+ * planted_secrets:                       # every secret string planted anywhere in the world (must each
+ *   - "s3cr3t-password"                  #   occur somewhere: objects, logs, alert, or decoded Secret data)
+ *
+ * expected:                              # free-form for now: component, mechanism, scope, ruled_out,
+ *   component: Deployment shop/checkout  #   unrelated, mitigation
+ * ```
+ *
+ * YAML anchors, aliases and `<<` merge keys may be used to avoid repetition.
+ *
+ * ## Times are relative to the alert's onset
+ * A string value that is exactly `@<offset>` becomes the ISO time `onset + offset`; inside longer
+ * strings write `{{@<offset>}}`. Offsets: `0`, or a sign and units `d h m s ms`, e.g. `@-13s`,
+ * `@-5m`, `@-3d`, `@+30s`, `@-1h30m`. YAML reserves `@` at the start of a plain scalar, so quote the
+ * whole form: `time: "@-13s"`. Times are printed like metav1.Time (`2025-03-01T12:00:00Z`, with
+ * milliseconds only when not zero); the default onset is now, truncated to the second.
+ */
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { basename, join } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import { helmHistorySecrets, type HelmReleaseShorthand } from '../fakes/kubernetes/helm-release.js';
+import type { KubeObject, WorldLogs } from '../fakes/kubernetes/server.js';
+
+/** The Slack message the alerting tool posted (legacy attachments and/or blocks). */
+export interface AlertPost {
+  username?: string;
+  bot_id?: string;
+  text?: string;
+  attachments?: Record<string, unknown>[];
+  blocks?: Record<string, unknown>[];
+  [field: string]: unknown;
+}
+
+export type { HelmReleaseShorthand, HelmRevision } from '../fakes/kubernetes/helm-release.js';
+
+export interface Scenario {
+  id: string;
+  title: string;
+  description: string;
+  dir: string;
+  onset: Date;
+  alert: AlertPost;
+  /** Every object of the world, the Helm release Secrets included. */
+  objects: KubeObject[];
+  logs: WorldLogs;
+  helmReleases: HelmReleaseShorthand[];
+  noise: string[];
+  plantedSecrets: string[];
+  expected: Record<string, unknown>;
+}
+
+export interface LoadOptions {
+  /** When the alert fired; defaults to now (whole seconds). */
+  onset?: Date;
+  /** false drops the objects and log streams listed under `noise`. Default true. */
+  noise?: boolean;
+}
+
+const HELM_STATUSES = [
+  'unknown',
+  'deployed',
+  'uninstalled',
+  'superseded',
+  'failed',
+  'uninstalling',
+  'pending-install',
+  'pending-upgrade',
+  'pending-rollback',
+] as const;
+
+const text = z.union([z.string(), z.number()]).transform(String);
+const schema = z.object({
+  id: z.string().min(1),
+  title: z.string().min(1),
+  description: z.string().min(1),
+  alert: z.looseObject({
+    username: z.string().optional(),
+    bot_id: z.string().optional(),
+    text: z.string().optional(),
+    attachments: z.array(z.record(z.string(), z.unknown())).optional(),
+    blocks: z.array(z.record(z.string(), z.unknown())).optional(),
+  }),
+  kubernetes: z.object({
+    objects: z.array(
+      z.looseObject({
+        apiVersion: z.string().min(1),
+        kind: z.string().min(1),
+        metadata: z.looseObject({ name: z.string().min(1), namespace: z.string().optional() }),
+      }),
+    ),
+    logs: z
+      .record(
+        z.string().regex(/^[^/]+\/[^/]+\/[^/]+$/, 'log keys are <namespace>/<pod>/<container>'),
+        z.object({ current: z.string(), previous: z.string().optional() }),
+      )
+      .default({}),
+    helmReleases: z
+      .array(
+        z.object({
+          name: z.string().min(1),
+          namespace: z.string().min(1),
+          manifest: z.string().optional(),
+          revisions: z
+            .array(
+              z.object({
+                version: z.number().int().positive(),
+                status: z.enum(HELM_STATUSES),
+                chart: z.string().regex(/^.+-\d+\.\d+\.\d+\S*$/, 'chart is <name>-<semver>, as `helm history` prints it'),
+                appVersion: text,
+                description: z.string(),
+                deployedAt: z.iso.datetime({ offset: true }),
+                values: z.record(z.string(), z.unknown()).default({}),
+                manifest: z.string().optional(),
+              }),
+            )
+            .min(1),
+        }),
+      )
+      .default([]),
+  }),
+  noise: z.array(z.string().min(1)).default([]),
+  planted_secrets: z.array(z.string().min(1)).default([]),
+  expected: z.record(z.string(), z.unknown()).default({}),
+});
+
+/** Thrown for a scenario that cannot be loaded; the message names the file and the problem. */
+export class ScenarioError extends Error {
+  constructor(file: string, problem: string) {
+    super(`${file}: ${problem}`);
+    this.name = 'ScenarioError';
+  }
+}
+
+const OFFSET = /^([+-])?((?:\d+(?:ms|d|h|m|s))+|0)$/;
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** `-1h30m` → -5 400 000; undefined when not an offset. */
+export function parseOffset(offset: string): number | undefined {
+  const m = OFFSET.exec(offset);
+  if (!m) return undefined;
+  let ms = 0;
+  for (const [, n, unit] of m[2]!.matchAll(/(\d+)(ms|d|h|m|s)/g)) ms += Number(n) * UNIT_MS[unit!]!;
+  return m[1] === '-' ? -ms : ms;
+}
+
+/** metav1.Time style: whole seconds unless the time has milliseconds. */
+export function formatTime(d: Date): string {
+  return d.toISOString().replace('.000Z', 'Z');
+}
+
+/** Replaces `@offset` values and `{{@offset}}` fragments throughout a parsed YAML tree. */
+function shiftTimes(node: unknown, onset: Date, where: string[], fail: (problem: string) => never): unknown {
+  const at = (offset: string): string => {
+    const ms = parseOffset(offset);
+    if (ms === undefined) fail(`${where.join('.') || '(root)'}: "@${offset}" is not a time offset (use e.g. @-13s, @-5m, @+1h30m)`);
+    return formatTime(new Date(onset.getTime() + ms));
+  };
+  if (typeof node === 'string') {
+    if (/^@[+-]?\d/.test(node)) return at(node.slice(1));
+    return node.replace(/\{\{\s*@([^}\s]+)\s*\}\}/g, (_, offset: string) => at(offset));
+  }
+  if (Array.isArray(node)) return node.map((v, i) => shiftTimes(v, onset, [...where, String(i)], fail));
+  if (node !== null && typeof node === 'object')
+    return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, shiftTimes(v, onset, [...where, k], fail)]));
+  return node;
+}
+
+export function objectId(obj: KubeObject): string {
+  const ns = obj.metadata.namespace;
+  return ns ? `${obj.kind}/${ns}/${obj.metadata.name}` : `${obj.kind}/${obj.metadata.name}`;
+}
+
+function globToRegex(glob: string): RegExp {
+  return new RegExp(`^${glob.split('*').map((p) => p.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+}
+
+/** Drops noise: listed objects, listed log streams, logs of dropped pods, events about dropped objects. */
+function dropNoise(objects: KubeObject[], logs: WorldLogs, noise: string[]): { objects: KubeObject[]; logs: WorldLogs } {
+  const patterns = noise.map(globToRegex);
+  const isNoise = (id: string): boolean => patterns.some((p) => p.test(id));
+  const dropped = new Set(objects.filter((o) => isNoise(objectId(o))).map(objectId));
+  const aboutDropped = (o: KubeObject): boolean => {
+    const io = o['involvedObject'] as { kind?: string; namespace?: string; name?: string } | undefined;
+    if (o.kind !== 'Event' || !io?.kind || !io.name) return false;
+    return dropped.has(io.namespace ? `${io.kind}/${io.namespace}/${io.name}` : `${io.kind}/${io.name}`);
+  };
+  const keptObjects = objects.filter((o) => !dropped.has(objectId(o)) && !aboutDropped(o));
+  const keptLogs = Object.fromEntries(
+    Object.entries(logs).filter(([key]) => {
+      const [ns, pod] = key.split('/');
+      return !isNoise(key) && !dropped.has(`Pod/${ns}/${pod}`);
+    }),
+  );
+  return { objects: keptObjects, logs: keptLogs };
+}
+
+/** Every planted secret must be findable somewhere, or a redaction test would prove nothing. */
+function checkPlantedSecrets(secrets: string[], objects: KubeObject[], logs: WorldLogs, alert: AlertPost, fail: (p: string) => never): void {
+  const decoded = objects
+    .filter((o) => o.kind === 'Secret')
+    .flatMap((o) => Object.values((o['data'] ?? {}) as Record<string, string>).map((v) => Buffer.from(v, 'base64').toString('utf8')));
+  const haystack = [JSON.stringify(objects), JSON.stringify(logs), JSON.stringify(alert), ...decoded].join('\n');
+  // JSON.stringify escapes quotes and backslashes; look for the raw and the escaped form.
+  for (const secret of secrets) {
+    if (!haystack.includes(secret) && !haystack.includes(JSON.stringify(secret).slice(1, -1)))
+      fail(`planted secret "${secret.slice(0, 12)}…" does not occur anywhere in the world`);
+  }
+}
+
+export async function loadScenario(dir: string, options: LoadOptions = {}): Promise<Scenario> {
+  const file = join(dir, 'scenario.yaml');
+  const fail = (problem: string): never => {
+    throw new ScenarioError(file, problem);
+  };
+  const onset = options.onset ?? new Date(Math.floor(Date.now() / 1000) * 1000);
+  let source: string;
+  try {
+    source = await readFile(file, 'utf8');
+  } catch (err) {
+    return fail(`cannot read: ${(err as Error).message}`);
+  }
+  let raw: unknown;
+  try {
+    raw = parseYaml(source, { merge: true, prettyErrors: true });
+  } catch (err) {
+    return fail(`invalid YAML: ${(err as Error).message}`);
+  }
+  const shifted = shiftTimes(raw, onset, [], fail);
+  const parsed = schema.safeParse(shifted);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    return fail(`${issue.path.join('.') || '(root)'}: ${issue.message}`);
+  }
+  const s = parsed.data;
+  if (s.id !== basename(dir)) fail(`id "${s.id}" does not match the folder name "${basename(dir)}"`);
+
+  const worldObjects = s.kubernetes.objects as KubeObject[];
+  const helmReleases = s.kubernetes.helmReleases as HelmReleaseShorthand[];
+  let objects: KubeObject[] = [...worldObjects];
+  for (const release of helmReleases) {
+    try {
+      objects.push(...(helmHistorySecrets(release) as KubeObject[]));
+    } catch (err) {
+      fail((err as Error).message);
+    }
+  }
+  let logs: WorldLogs = s.kubernetes.logs;
+
+  const seen = new Set<string>();
+  for (const obj of objects) {
+    const id = objectId(obj);
+    if (seen.has(id)) fail(`duplicate object ${id}`);
+    seen.add(id);
+  }
+  for (const id of s.noise) {
+    const re = globToRegex(id);
+    if (![...seen].some((o) => re.test(o)) && !Object.keys(logs).some((k) => re.test(k)))
+      fail(`noise id "${id}" matches no object (<Kind>/<namespace>/<name>) and no log stream (<namespace>/<pod>/<container>)`);
+  }
+  const alert = s.alert as AlertPost;
+  checkPlantedSecrets(s.planted_secrets, objects, logs, alert, fail);
+  if (options.noise === false) ({ objects, logs } = dropNoise(objects, logs, s.noise));
+
+  return {
+    id: s.id,
+    title: s.title,
+    description: s.description,
+    dir,
+    onset,
+    alert,
+    objects,
+    logs,
+    helmReleases,
+    noise: s.noise,
+    plantedSecrets: s.planted_secrets,
+    expected: s.expected,
+  };
+}
+
+/** The scenario folders (those holding a scenario.yaml) under `rootDir`, sorted by name. */
+export async function listScenarios(rootDir: string): Promise<string[]> {
+  const entries = await readdir(rootDir, { withFileTypes: true });
+  const dirs: string[] = [];
+  for (const e of entries) {
+    if (!e.isDirectory()) continue;
+    const found = await stat(join(rootDir, e.name, 'scenario.yaml')).then(
+      () => true,
+      () => false,
+    );
+    if (found) dirs.push(join(rootDir, e.name));
+  }
+  return dirs.sort();
+}

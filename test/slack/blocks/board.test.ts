@@ -1,0 +1,182 @@
+import { describe, expect, it } from 'vitest';
+import { renderHypothesisBoard } from '../../../src/slack/blocks/board.js';
+import type { BoardHypothesis, BoardModel } from '../../../src/slack/blocks/models.js';
+import { renderBlocksAsText } from '../../../src/slack/blocks/text.js';
+import type { HypothesisStatus } from '../../../src/triage/types.js';
+import { at, demoBoard } from './demo-board.js';
+import { allTexts, expectValidMessage } from './valid.js';
+
+const sectionTexts = (m: { blocks: unknown[] }): string[] => allTexts(m.blocks);
+
+describe('renderHypothesisBoard: the demo incident', () => {
+  const board = renderHypothesisBoard(demoBoard);
+  const texts = sectionTexts(board);
+  const find = (needle: string): number => texts.findIndex((t) => t.includes(needle));
+
+  it('is a valid Slack message', () => {
+    expectValidMessage(board);
+    expect(board.blocks[0]).toMatchObject({ type: 'header', text: { type: 'plain_text', text: 'Hypothesis board' } });
+  });
+
+  it('orders supported, ruled out, unrelated with their markers', () => {
+    const h1 = find('*H1* ● *supported*');
+    const h2 = find('*H2* ○ *ruled out*');
+    const h3 = find('*H3* ⊘ *unrelated*');
+    expect(h1).toBeGreaterThan(0);
+    expect(h2).toBeGreaterThan(h1);
+    expect(h3).toBeGreaterThan(h2);
+    expect(texts[h1]).toContain('confidence high (0.92)');
+    expect(texts[h1]).toContain('`deployment/checkout` in `shop`');
+    expect(texts[h2]).toContain('_Ruled out:_ last Helm change 3 days ago (rev 7, replicaCount 3)');
+    expect(texts[h3]).toContain('_Unrelated:_ other namespace');
+  });
+
+  it('cites every evidence line, linking when a URL is given', () => {
+    const evidence = texts[find('*H1* ● *supported*') + 1] ?? '';
+    expect(evidence).toContain(
+      '_kubernetes_ <https://k8s.example.com/apis/apps/v1/namespaces/shop/deployments/checkout|apis/apps/v1/namespaces/shop/deployments/checkout#metadata.managedFields[1]>',
+    );
+    expect(evidence).toContain('_for_ ReplicaSet checkout-5f7 0/0 ready — _kubernetes_ `apis/apps/v1/namespaces/shop/replicasets/checkout-5f7#status`');
+    expect(evidence.split('\n')).toHaveLength(3);
+    expect(texts[find('*H2* ○') + 1]).toContain('_against_ Helm release checkout rev 7');
+  });
+
+  it('shows scope, the mitigation as a suggestion, steering, gaps and the update time', () => {
+    expect(texts[find('*Scope:*')]).toContain('5xx 100% since 14:02');
+    const mitigation = texts[find('Suggested mitigation')] ?? '';
+    expect(mitigation).toContain('not executed');
+    expect(mitigation).toContain('`kubectl scale deployment/checkout -n shop --replicas=3`');
+    expect(texts[find('Steering received')]).toContain('<@U0BOB> “check the database too”');
+    expect(texts[find('Could not check')]).toContain('pods/log in namespace shop');
+    const last = board.blocks[board.blocks.length - 1];
+    expect(last?.type).toBe('context');
+    expect(allTexts(last)[0]).toBe('updated <!date^1741097112^{time_secs}|14:05:12 UTC>');
+  });
+
+  it('has a short plain fallback naming the leading hypothesis', () => {
+    expect(board.text).toBe('Hypothesis board: H1 supported: checkout scaled to 0 by `kubectl scale` (field manager kubectl, 14:01:58) (+2 more) · updated 14:05:12 UTC');
+  });
+
+  it('reads well as terminal text', () => {
+    const lines = renderBlocksAsText(board).split('\n');
+    expect(lines[0]).toBe('# Hypothesis board');
+    expect(lines).toContain('H1 ● supported — checkout scaled to 0 by `kubectl scale` (field manager kubectl, 14:01:58)');
+    expect(lines).toContain('H2 ○ ruled out — Helm rollback');
+    expect(lines).toContain('H3 ⊘ unrelated — payments-worker CrashLoopBackOff');
+    expect(lines).toContain(
+      '  ┊ • for managedFields: kubectl/scale set spec.replicas at 14:01:58 — kubernetes apis/apps/v1/namespaces/shop/deployments/checkout#metadata.managedFields[1] (https://k8s.example.com/apis/apps/v1/namespaces/shop/deployments/checkout)',
+    );
+    expect(lines).toContain('`kubectl scale deployment/checkout -n shop --replicas=3`');
+    expect(lines).toContain('• @U0BOB “check the database too” · 14:06:01 UTC');
+    expect(lines[lines.length - 1]).toMatch(/^ {2}┊ updated 14:05:12 UTC {2}· {2}incident inc_demo1/);
+  });
+});
+
+const hypothesis = (i: number, status: HypothesisStatus, over: Partial<BoardHypothesis> = {}): BoardHypothesis => ({
+  label: `H${i}`,
+  status,
+  confidence: 0.5,
+  title: `hypothesis ${i}`,
+  mechanism: `mechanism ${i}`,
+  evidence: [{ summary: `fact ${i}`, stance: 'supports', citation: { source: 'prometheus', ref: `up{job="h${i}"}` } }],
+  ...over,
+});
+
+const board = (hypotheses: BoardHypothesis[], over: Partial<BoardModel> = {}): BoardModel => ({
+  incidentId: 'inc_x',
+  hypotheses,
+  updatedAt: at('15:00:00'),
+  steering: [],
+  gaps: [],
+  ...over,
+});
+
+describe('renderHypothesisBoard: rules', () => {
+  it('never shows a hypothesis without cited supporting evidence as supported', () => {
+    const noEvidence = hypothesis(1, 'supported', { evidence: [] });
+    const uncited = hypothesis(2, 'supported', { evidence: [{ summary: 'trust me', stance: 'supports', citation: { source: '', ref: '' } }] });
+    const onlyAgainst = hypothesis(3, 'supported', { evidence: [{ summary: 'x', stance: 'refutes', citation: { source: 'k', ref: 'r' } }] });
+    const open = hypothesis(4, 'open');
+    const m = renderHypothesisBoard(board([noEvidence, uncited, onlyAgainst, open]));
+    const texts = sectionTexts(m).join('\n');
+    expect(texts).not.toContain('● *supported*');
+    expect(texts).toContain('*H1* ◌ *not sure*');
+    expect(texts).toContain('*H2* ◌ *not sure*');
+    expect(texts).toContain('*H3* ◌ *not sure*');
+    expect(texts).toContain('no cited evidence supports it yet');
+    // Downgraded hypotheses sort with the not-sure ones, after open.
+    expect(texts.indexOf('*H4* ◐ *open*')).toBeLessThan(texts.indexOf('*H1* ◌'));
+    expect(m.text).toContain('H4 open');
+  });
+
+  it('escapes <, > and & from evidence and titles', () => {
+    const h = hypothesis(1, 'open', {
+      title: 'latency > 2s for <checkout> & cart',
+      mechanism: '<!channel> <@U999> injected',
+      evidence: [{ summary: 'rate(x[5m]) > 0 & < 1', stance: 'supports', citation: { source: 'prometheus', ref: 'a<b>&c' } }],
+    });
+    const texts = sectionTexts(renderHypothesisBoard(board([h]))).join('\n');
+    expect(texts).toContain('latency &gt; 2s for &lt;checkout&gt; &amp; cart');
+    expect(texts).toContain('&lt;!channel&gt; &lt;@U999&gt; injected');
+    expect(texts).toContain('rate(x[5m]) &gt; 0 &amp; &lt; 1');
+    expect(texts).toContain('`a&lt;b&gt;&amp;c`');
+    expect(texts).not.toContain('<!channel>');
+  });
+
+  it('bounds evidence per hypothesis with “+k more”', () => {
+    const evidence = Array.from({ length: 200 }, (_, i) => ({ summary: `line ${i}`, stance: 'supports' as const, citation: { source: 'loki', ref: `{app="x"} |= "${i}"` } }));
+    const m = renderHypothesisBoard(board([hypothesis(1, 'supported', { evidence })]));
+    const ev = sectionTexts(m).find((t) => t.includes('line 0')) ?? '';
+    expect(ev.split('\n').filter((l) => l.startsWith('• '))).toHaveLength(4);
+    expect(ev).toContain('+196 more evidence');
+    expectValidMessage(m);
+  });
+
+  it('stays within every limit for huge inputs and says what it left out', () => {
+    const big = 'x'.repeat(10_000);
+    const statuses: HypothesisStatus[] = ['supported', 'open', 'inconclusive', 'ruled_out', 'unrelated'];
+    const hs = Array.from({ length: 100 }, (_, i) =>
+      hypothesis(i + 1, statuses[i % 5] ?? 'open', {
+        title: `title ${i} ${big}`,
+        mechanism: `*bold ${big}* <https://e.example/${big}|link>`,
+        reason: big,
+        scope: big,
+        component: { kind: 'Deployment', namespace: big, name: big },
+        steeredBy: 'U0BOB',
+        evidence: Array.from({ length: 200 }, (_, j) => ({
+          summary: `${j} 😀 ${big}`,
+          stance: j % 2 ? ('refutes' as const) : ('supports' as const),
+          citation: { source: big, ref: big, url: `https://e.example/${big}`, range: { from: at('14:00:00'), to: at('14:05:00') } },
+        })),
+      }),
+    );
+    const m = renderHypothesisBoard(board(hs, {
+      scope: big,
+      mitigation: { action: 'scale', target: { kind: 'Deployment', name: 'x' }, params: {}, command: big, rationale: big },
+      steering: Array.from({ length: 100 }, (_, i) => ({ userId: `U${i}X`, text: big, at: at('14:10:00') })),
+      gaps: Array.from({ length: 100 }, () => big),
+    }));
+    expectValidMessage(m);
+    const texts = sectionTexts(m).join('\n');
+    expect(texts).toContain('*H1* ● *supported*');
+    expect(texts).toMatch(/… \d+ more hypotheses not shown: \d+ supported, \d+ open, \d+ not sure, \d+ ruled out, 20 unrelated/);
+    expect(texts).toContain('95 earlier not shown');
+    expect(texts).toContain('+94 more');
+    // The footer survives: update time last.
+    expect(allTexts(m.blocks[m.blocks.length - 1])[0]).toContain('updated');
+  });
+
+  it('fits 100 small hypotheses by block count', () => {
+    const hs = Array.from({ length: 100 }, (_, i) => hypothesis(i + 1, 'open'));
+    const m = renderHypothesisBoard(board(hs));
+    expectValidMessage(m);
+    expect(sectionTexts(m).join('\n')).toMatch(/… \d+ more hypotheses not shown: \d+ open/);
+  });
+
+  it('renders an empty board', () => {
+    const m = renderHypothesisBoard(board([]));
+    expectValidMessage(m);
+    expect(sectionTexts(m).join('\n')).toContain('No hypotheses yet');
+    expect(m.text).toBe('Hypothesis board: no hypotheses yet · updated 15:00:00 UTC');
+  });
+});
