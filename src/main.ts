@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { ConfigError, loadConfig } from './config/index.js';
+import { routeRequest } from './http/routes.js';
 import { createLogger } from './log.js';
 import { createRedactor } from './redact/index.js';
 import { startVigil } from './vigil.js';
@@ -25,17 +26,8 @@ async function main(): Promise<void> {
   const log = createLogger(config.logLevel, redactor);
   const vigil = await startVigil(config, log, { redactor });
 
-  // Socket Mode has no HTTP receiver: serve the health check on PORT ourselves.
-  const health =
-    config.slack.mode === 'socket'
-      ? createServer((req, res) => {
-          if (req.url !== '/healthz') return void res.writeHead(404).end();
-          vigil.db.prisma
-            .$queryRawUnsafe('SELECT 1')
-            .then(() => res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}'))
-            .catch(() => res.writeHead(503, { 'content-type': 'application/json' }).end('{"ok":false}'));
-        }).listen(config.slack.port)
-      : undefined;
+  // Socket Mode has no HTTP receiver: serve the health check and webhooks on PORT ourselves.
+  const health = config.slack.mode === 'socket' ? createServer((req, res) => routeRequest(vigil.routes, req, res)).listen(config.slack.port) : undefined;
 
   const shutdown = async (signal: string) => {
     log.info({ signal }, 'shutting down');

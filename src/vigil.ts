@@ -1,14 +1,24 @@
+import type { Server } from 'node:http';
 import type { App } from '@slack/bolt';
 import type { WebClientOptions } from '@slack/web-api';
-import type { Logger } from 'pino';
-import type { Config } from './config/index.js';
-import { KubeReader, loadKubeConfig } from './evidence/kubernetes/client.js';
 import type { KubeConfig } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { parseFlagsWebhook } from './changes/flags-webhook.js';
+import { recordChange, storedChanges } from './changes/store.js';
+import type { Config } from './config/index.js';
+import { GitHubReader } from './evidence/github/client.js';
+import { KubeReader, loadKubeConfig } from './evidence/kubernetes/client.js';
+import { LokiClient } from './evidence/loki/client.js';
+import { PrometheusClient } from './evidence/prometheus/client.js';
+import { readBody, sendJson, type Route } from './http/routes.js';
+import { recordAudit } from './incidents/audit.js';
 import { systemClock, type Clock } from './incidents/clock.js';
 import { IncidentDesk } from './incidents/desk.js';
+import type { EvidenceSources } from './incidents/investigate.js';
 import { InvestigationRunner } from './incidents/runner.js';
 import { IncidentService } from './incidents/service.js';
 import { ThreadSync } from './incidents/thread.js';
+import { ServiceCatalog } from './knowledge/catalog.js';
 import { createRedactor, type Redactor } from './redact/index.js';
 import { createSlackApp, registerListeners } from './slack/app.js';
 import { SlackChat } from './slack/chat.js';
@@ -19,7 +29,7 @@ import { applyMigrations } from './store/migrate.js';
 export interface VigilOverrides {
   clock?: Clock;
   redactor?: Redactor;
-  /** A ready KubeConfig (e.g. pointed at the fake API server) instead of loading one from settings. */
+  /** A ready KubeConfig (e.g. pointed at the fake API server) instead of loading one from settings; null = none. */
   kubeConfig?: KubeConfig | null;
   slackClientOptions?: WebClientOptions;
   /** Skip Bolt's startup auth.test. */
@@ -32,9 +42,74 @@ export interface Vigil {
   runner: InvestigationRunner;
   desk: IncidentDesk;
   thread: ThreadSync;
+  /** Health and webhook routes (served by Bolt in HTTP mode; main.ts serves them in Socket Mode). */
+  routes: Route[];
   /** The HTTP port the receiver listens on (HTTP mode). */
   port?: number;
   stop(): Promise<void>;
+}
+
+/** Every evidence adapter the settings ask for, pointed at its service. */
+function evidenceSources(config: Config, db: Database, redactor: Redactor, clock: Clock, log: Logger, o: VigilOverrides): EvidenceSources {
+  let kube: KubeReader | undefined;
+  if (o.kubeConfig !== null) {
+    try {
+      kube = new KubeReader(o.kubeConfig ?? loadKubeConfig(config.kubernetes));
+    } catch (err) {
+      log.warn({ err: String(err) }, 'Kubernetes is not configured; investigations will report it as a gap');
+    }
+  }
+  return {
+    kube,
+    prometheus: config.prometheus
+      ? new PrometheusClient({ baseUrl: config.prometheus.url, publicUrl: config.prometheus.publicUrl, bearerToken: config.prometheus.bearerToken })
+      : undefined,
+    loki: config.loki
+      ? new LokiClient({ baseUrl: config.loki.url, tenant: config.loki.tenant, ...(config.loki.bearerToken ? { auth: { type: 'bearer', token: config.loki.bearerToken } } : {}) })
+      : undefined,
+    github: config.github ? new GitHubReader({ token: config.github.token, baseUrl: config.github.apiUrl, logger: log }) : undefined,
+    catalog: ServiceCatalog.load(config.catalogFile),
+    storedChanges: (from, to) => storedChanges(db.prisma, from, to),
+    redactor,
+    now: () => clock.now(),
+  };
+}
+
+function routesFor(config: Config, db: Database, redactor: Redactor, clock: Clock, log: Logger): Route[] {
+  const routes: Route[] = [
+    {
+      path: '/healthz',
+      method: ['GET'],
+      handler: (_req, res) => {
+        db.prisma.$queryRawUnsafe('SELECT 1').then(
+          () => sendJson(res, 200, { ok: true }),
+          () => sendJson(res, 503, { ok: false, error: 'database unreachable' }),
+        );
+      },
+    },
+  ];
+  const token = config.changes.flagsWebhookToken;
+  if (token) {
+    routes.push({
+      path: '/webhooks/flags',
+      method: ['POST'],
+      handler: (req, res) => {
+        void (async () => {
+          const raw = await readBody(req);
+          const result = parseFlagsWebhook(raw, req.headers.authorization, token, redactor, clock.now());
+          for (const { change, dedupeKey } of result.changes) {
+            const stored = await recordChange(db.prisma, change, dedupeKey);
+            if (stored === 'stored') await recordAudit(db.prisma, { actor: 'flags-webhook', kind: 'change.received', data: { summary: change.summary } });
+          }
+          sendJson(res, result.status, result.body);
+        })().catch((err: unknown) => {
+          log.error({ err: String(err) }, 'flags webhook failed');
+          sendJson(res, 500, { ok: false, error: 'internal error; retry later' });
+        });
+      },
+    });
+  }
+  return routes;
 }
 
 /**
@@ -45,30 +120,32 @@ export async function startVigil(config: Config, log: Logger, o: VigilOverrides 
   const clock = o.clock ?? systemClock;
   const redactor = o.redactor ?? createRedactor();
   const db = await openDatabase(config.databaseUrl, { logger: log });
-  const { applied } = await applyMigrations(db);
+  const { applied } = await applyMigrations(db, { logger: log });
   if (applied.length) log.info({ applied }, 'database migrations applied');
 
-  let kube: KubeReader | undefined;
-  if (o.kubeConfig !== null) {
-    try {
-      kube = new KubeReader(o.kubeConfig ?? loadKubeConfig(config.kubernetes));
-    } catch (err) {
-      log.warn({ err: String(err) }, 'Kubernetes is not configured; investigations will report it as a gap');
-    }
-  }
-
+  const sources = evidenceSources(config, db, redactor, clock, log, o);
+  const routes = routesFor(config, db, redactor, clock, log);
   const service = new IncidentService(db.prisma, { dedupWindowMs: config.incidents.dedupWindowMs, reopenWindowMs: config.incidents.reopenWindowMs }, clock, redactor, log);
-  const app = createSlackApp({ ...config.slack, clientOptions: o.slackClientOptions, botUserId: o.botUserId }, log, {
-    healthz: async () => (await db.prisma.$queryRawUnsafe('SELECT 1'), true),
-  });
+  const app = createSlackApp({ ...config.slack, clientOptions: o.slackClientOptions, botUserId: o.botUserId }, log, routes);
   const chat = new SlackChat(app.client, log);
   const thread = new ThreadSync(db.prisma, chat, log);
-  const runner = new InvestigationRunner(db.prisma, thread, { kube }, redactor, clock, { concurrency: config.incidents.workerConcurrency, leaseMs: config.incidents.leaseMs }, log);
-  const desk = new IncidentDesk({ db: db.prisma, service, runner, thread, chat, clock, redactor, alertChannels: config.slack.alertChannels, log });
+  const runner = new InvestigationRunner(db.prisma, thread, sources, redactor, clock, { concurrency: config.incidents.workerConcurrency, leaseMs: config.incidents.leaseMs }, log);
+  const desk = new IncidentDesk({
+    db: db.prisma,
+    service,
+    runner,
+    thread,
+    chat,
+    clock,
+    redactor,
+    alertChannels: config.slack.alertChannels,
+    changeChannels: config.changes.channels,
+    log,
+  });
   registerListeners(app, desk, log);
 
-  const server = config.slack.mode === 'http' ? await app.start(config.slack.port) : await app.start();
-  const address = config.slack.mode === 'http' ? (server as import('node:http').Server).address() : null;
+  const server = config.slack.mode === 'http' ? ((await app.start(config.slack.port)) as Server) : (await app.start(), undefined);
+  const address = server?.address();
   const port = address && typeof address === 'object' ? address.port : undefined;
   log.info({ mode: config.slack.mode, port, channels: config.slack.alertChannels, database: db.provider }, 'Vigil is listening');
   await runner.resumePending();
@@ -79,6 +156,7 @@ export async function startVigil(config: Config, log: Logger, o: VigilOverrides 
     runner,
     desk,
     thread,
+    routes,
     port,
     async stop() {
       await app.stop().catch(() => undefined);

@@ -19,6 +19,11 @@ export interface Config {
   };
   databaseUrl: string;
   kubernetes: { kubeconfig?: string; context?: string; inCluster?: boolean };
+  prometheus?: { url: string; publicUrl?: string; bearerToken?: string };
+  loki?: { url: string; tenant?: string; bearerToken?: string };
+  github?: { token?: string; apiUrl?: string };
+  changes: { channels: string[]; flagsWebhookToken?: string };
+  catalogFile?: string;
   logLevel: Env['LOG_LEVEL'];
 }
 
@@ -69,6 +74,11 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       context: e.VIGIL_KUBE_CONTEXT,
       inCluster: e.VIGIL_KUBE_IN_CLUSTER === undefined ? undefined : e.VIGIL_KUBE_IN_CLUSTER === 'true',
     },
+    prometheus: e.PROMETHEUS_URL ? { url: e.PROMETHEUS_URL, publicUrl: e.PROMETHEUS_PUBLIC_URL, bearerToken: e.PROMETHEUS_BEARER_TOKEN } : undefined,
+    loki: e.LOKI_URL ? { url: e.LOKI_URL, tenant: e.LOKI_TENANT, bearerToken: e.LOKI_BEARER_TOKEN } : undefined,
+    github: e.GITHUB_TOKEN || e.GITHUB_API_URL ? { token: e.GITHUB_TOKEN, apiUrl: e.GITHUB_API_URL } : undefined,
+    changes: { channels: e.VIGIL_CHANGE_CHANNELS ?? [], flagsWebhookToken: e.VIGIL_FLAGS_WEBHOOK_TOKEN },
+    catalogFile: e.VIGIL_CATALOG_FILE,
     logLevel: e.LOG_LEVEL,
   };
 }

@@ -42,6 +42,17 @@ export const envSchema = z
     KUBECONFIG: z.string().optional(),
     VIGIL_KUBE_CONTEXT: z.string().optional(),
     VIGIL_KUBE_IN_CLUSTER: z.enum(['true', 'false'], { error: 'expects true or false' }).optional(),
+    VIGIL_CHANGE_CHANNELS: list.optional(),
+    VIGIL_CATALOG_FILE: z.string().optional(),
+    VIGIL_FLAGS_WEBHOOK_TOKEN: z.string().min(16, 'expects a shared secret of at least 16 characters').optional(),
+    PROMETHEUS_URL: z.url({ error: 'expects the Prometheus base URL, e.g. http://prometheus.monitoring:9090' }).optional(),
+    PROMETHEUS_PUBLIC_URL: z.url({ error: 'expects the URL people open Prometheus at (for links on cards)' }).optional(),
+    PROMETHEUS_BEARER_TOKEN: z.string().optional(),
+    LOKI_URL: z.url({ error: 'expects the Loki base URL, e.g. http://loki-gateway.monitoring:3100' }).optional(),
+    LOKI_TENANT: z.string().optional(),
+    LOKI_BEARER_TOKEN: z.string().optional(),
+    GITHUB_TOKEN: z.string().optional(),
+    GITHUB_API_URL: z.url({ error: 'expects the GitHub API base URL (GitHub Enterprise: https://<host>/api/v3)' }).optional(),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   });
 

@@ -9,6 +9,8 @@ import type { Db } from '../store/db.js';
 import { isUniqueViolation } from '../store/db.js';
 import type { ChatMessage, ChatPort } from './chat.js';
 import type { Redactor } from '../redact/index.js';
+import { parseAnnouncement } from '../changes/announcements.js';
+import { recordChange } from '../changes/store.js';
 import type { Clock } from './clock.js';
 import { phaseOf, loadIncidentRecord } from './views.js';
 import type { InvestigationRunner } from './runner.js';
@@ -55,6 +57,8 @@ export class IncidentDesk {
       clock: Clock;
       redactor: Redactor;
       alertChannels: string[];
+      /** Channels where deploy bots, CD and flag tools announce changes. */
+      changeChannels: string[];
       log: Logger;
     },
   ) {}
@@ -88,6 +92,10 @@ export class IncidentDesk {
         log.info({ incidentId: r.incidentId, user: m.user }, 'steering recorded');
         await this.deps.thread.sync(r.incidentId);
       }
+      return;
+    }
+    if (this.deps.changeChannels.includes(m.channel)) {
+      await this.recordAnnouncement(m);
       return;
     }
     if (!this.deps.alertChannels.includes(m.channel)) return;
@@ -206,6 +214,15 @@ export class IncidentDesk {
     }
   }
 
+  /** A change announced in a change channel joins the change timeline; anything else there is ignored. */
+  private async recordAnnouncement(m: ChannelMessage): Promise<void> {
+    const text = [m.message.text ?? '', ...(m.message.attachments ?? []).flatMap((a) => [a.title ?? '', a.text ?? a.fallback ?? ''])].join('\n');
+    const change = parseAnnouncement({ channel: m.channel, ts: m.ts, text, author: m.message.username ?? m.user ?? m.botId ?? 'unknown', at: slackTsToDate(m.ts) });
+    if (!change) return;
+    const stored = await recordChange(this.deps.db, this.deps.redactor.redactValue(change), `slack:${m.channel}:${m.ts}`);
+    this.deps.log.info({ channel: m.channel, kind: change.kind, target: change.target.name, stored }, 'change announcement');
+  }
+
   /** Post an error reply under a message once, even if Slack delivers the event again. */
   private async reportOnce(key: string, channel: string, threadTs: string, note: { what: string; detail: string; next: string }): Promise<void> {
     try {
@@ -216,4 +233,9 @@ export class IncidentDesk {
     }
     await this.deps.chat.post(channel, threadTs, renderErrorNote(note), { incidentId: '-', purpose: key });
   }
+}
+
+/** Slack's ts is the post time in seconds with microseconds. */
+function slackTsToDate(ts: string): Date {
+  return new Date(Math.round(Number(ts) * 1000));
 }

@@ -47,6 +47,8 @@ export async function storeFindings(tx: DbTx, investigationId: string, findings:
       scope: f.scope ? redactor.redactText(f.scope) : null,
       reason: f.reason ? redactor.redactText(f.reason) : null,
       mitigation: f.mitigation ? JSON.stringify(redactor.redactValue(f.mitigation)) : null,
+      facts: f.facts ? JSON.stringify(redactor.redactValue(f.facts)) : null,
+      affected: f.affected ? JSON.stringify(f.affected) : null,
     };
     const h = await tx.hypothesis.upsert({
       where: { investigationId_key: { investigationId, key: f.key } },

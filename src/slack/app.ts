@@ -3,6 +3,7 @@ import type { WebClientOptions } from '@slack/web-api';
 import type { Logger } from 'pino';
 import type { AlertMessage } from '../alerts/types.js';
 import type { IncidentDesk } from '../incidents/desk.js';
+import type { Route } from '../http/routes.js';
 
 export interface SlackAppSettings {
   botToken: string;
@@ -50,31 +51,16 @@ interface MessageEventLike {
  * Bolt wiring only: every listener acknowledges first, translates the Slack payload into a domain
  * call on the desk, and returns. No decisions here.
  */
-export function createSlackApp(s: SlackAppSettings, log: Logger, http?: { healthz: () => Promise<boolean> }): App {
+export function createSlackApp(s: SlackAppSettings, log: Logger, routes: Route[] = []): App {
   const clientOptions: WebClientOptions = { ...(s.apiUrl ? { slackApiUrl: s.apiUrl } : {}), ...s.clientOptions };
   const logger = boltLogger(log);
   const common = { token: s.botToken, clientOptions, logger, ...(s.botUserId ? { tokenVerificationEnabled: false, botUserId: s.botUserId, botId: 'B_VIGIL' } : {}) };
-  const healthRoute = http
-    ? [
-        {
-          path: '/healthz',
-          method: ['GET'],
-          handler: (_req: unknown, res: import('node:http').ServerResponse) => {
-            void http.healthz().then((ok) => {
-              res.writeHead(ok ? 200 : 503, { 'content-type': 'application/json' });
-              res.end(JSON.stringify({ ok }));
-            });
-          },
-        },
-      ]
-    : [];
-
   const app =
     s.mode === 'socket'
       ? new App({ ...common, socketMode: true, appToken: s.appToken })
       : new App({
           ...common,
-          receiver: new HTTPReceiver({ signingSecret: s.signingSecret!, logger, customRoutes: healthRoute, processBeforeResponse: false }),
+          receiver: new HTTPReceiver({ signingSecret: s.signingSecret!, logger, customRoutes: routes, processBeforeResponse: false }),
         });
   app.error(async (err) => {
     log.error({ err: err.message, code: (err as { code?: string }).code }, 'Slack listener failed');

@@ -2,10 +2,13 @@ import type { Analyzer, TriageInput } from './analyzer.js';
 import { backgroundNoise } from './analyzers/background-noise.js';
 import { helmRelease } from './analyzers/helm-release.js';
 import { scaledToZero } from './analyzers/scaled-to-zero.js';
+import { capacityAnalyzers } from './registry/capacity.js';
+import { changesAnalyzers } from './registry/changes.js';
+import { podsAnalyzers } from './registry/pods.js';
 import type { Finding } from './types.js';
 
-/** The analyzer registry: one line per analyzer. */
-export const analyzers: Analyzer[] = [scaledToZero, helmRelease, backgroundNoise];
+/** The analyzer registry, one family per file; background noise runs last. */
+export const analyzers: Analyzer[] = [scaledToZero, helmRelease, ...podsAnalyzers, ...capacityAnalyzers, ...changesAnalyzers, backgroundNoise];
 
 export interface TriageResult {
   findings: Finding[];

@@ -36,8 +36,16 @@ export interface Finding {
   component?: ComponentRef;
   /** Characterisation: what is wrong and why. */
   mechanism: string;
-  /** Scope: who/what is affected. */
+  /** Scope: who/what is affected, as a sentence for people. */
   scope?: string;
+  /** Scope, structured: the components affected (the faulty one first, then callers, endpoints as Service/Ingress). */
+  affected?: ComponentRef[];
+  /**
+   * Characterisation, structured: the concrete details a grader or a responder checks — the key, value,
+   * port, image tag or limit that changed (e.g. `{ memoryLimit: '256Mi', previousMemoryLimit: '512Mi' }`).
+   * Keys are camelCase and documented by each analyzer.
+   */
+  facts?: Record<string, string | number | boolean>;
   /** Why it is ruled out / unrelated, when it is. */
   reason?: string;
   supporting: Evidence[];

@@ -50,8 +50,45 @@
  * planted_secrets:                       # every secret string planted anywhere in the world (must each
  *   - "s3cr3t-password"                  #   occur somewhere: objects, logs, alert, or decoded Secret data)
  *
- * expected:                              # free-form for now: component, mechanism, scope, ruled_out,
- *   component: Deployment shop/checkout  #   unrelated, mitigation
+ * prometheus:                            # optional: series loaded into a REAL Prometheus (promtool blocks)
+ *   series:                              #   metric names/labels: see src/evidence/prometheus/catalog.ts
+ *     - metric: http_requests_total
+ *       labels: { namespace: shop, service: checkout, code: "500" }
+ *       type: counter                    # counter (segments give a per-second rate) | gauge (segments give a level)
+ *       from: "@-2h"
+ *       to: "@+2m"
+ *       step: 15s
+ *       segments: [ { until: "@0", rate: 0.1 }, { until: "@+2m", rate: 40 } ]
+ *       noise: 0.1                       # optional ± jitter, deterministic
+ *
+ * loki:                                  # optional: streams served by the fake Loki
+ *   streams:
+ *     - labels: { namespace: shop, app: checkout }
+ *       entries: [ { at: "@-1m", line: "level=info msg=ok" } ]
+ *       repeat:                          # optional generator: `lines` cycled every `every` from..to
+ *         - { from: "@-30m", to: "@0", every: 5s, lines: [ "level=info msg=\"GET /cart 200\"" ] }
+ *
+ * github:                                # optional: repositories served by the fake GitHub
+ *   repos:
+ *     acme/checkout:
+ *       commits: [ { message: "Bump pool", author: alice, at: "@-2h" } ]
+ *       pulls: [ { title: "Raise timeout", author: bob, mergedAt: "@-20m", mergedBy: carol, number: 42 } ]
+ *       deployments: [ { sha: 3f9c2ab, environment: production, creator: ci-bot, at: "@-10m", state: success } ]
+ *
+ * flags:                                 # optional: flag changes delivered to POST /webhooks/flags before the alert
+ *   - { flag: new-checkout-flow, before: "off", after: "on", actor: dana, at: "@-4m", environment: production }
+ *
+ * catalog:                               # optional: the service catalog (src/knowledge/catalog.ts)
+ *   services: [ { name: checkout, namespace: shop, repo: acme/checkout, dependsOn: [payments-api], flags: [new-checkout-flow] } ]
+ *
+ * expected:                              # the diagnosis the first card must reach (graded by test/scenarios/grade.ts)
+ *   analyzer: scaled-to-zero             # the analyzer whose finding is the leading, supported hypothesis
+ *   component: { kind: Deployment, namespace: shop, name: checkout }
+ *   facts: { replicas: 0, manager: kubectl }            # subset of the finding's structured facts
+ *   affected: [ { kind: Deployment, namespace: shop, name: storefront } ]   # each in the finding's scope
+ *   unrelated: [ { kind: Pod, namespace: payments, name: payments-worker-6c8f9d7b4-x2x9k } ]
+ *   ruled_out: [ helm-release ]          # analyzers whose hypothesis must be ruled out, not blamed
+ *   mitigation: { action: scale, params: { replicas: 3 } }
  * ```
  *
  * YAML anchors, aliases and `<<` merge keys may be used to avoid repetition.
@@ -69,6 +106,7 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { helmHistorySecrets, type HelmReleaseShorthand } from '../fakes/kubernetes/helm-release.js';
 import type { KubeObject, WorldLogs } from '../fakes/kubernetes/server.js';
+import type { SeriesSpec } from '../support/prometheus.js';
 
 /** The Slack message the alerting tool posted (legacy attachments and/or blocks). */
 export interface AlertPost {
@@ -96,7 +134,16 @@ export interface Scenario {
   noise: string[];
   plantedSecrets: string[];
   expected: Record<string, unknown>;
+  /** Series for the real Prometheus; times are offsets from the onset (`@-2h`), as buildSeries takes them. */
+  prometheus?: { series: SeriesSpec[] };
+  loki?: { streams: { labels: Record<string, string>; entries: { ts: Date; line: string }[] }[] };
+  github?: Scenario$GitHub;
+  flags: { flag: string; after: string; before?: string; actor: string; at: string; environment?: string; service?: string }[];
+  catalog?: { services: Record<string, unknown>[] };
 }
+
+/** Repositories for the fake GitHub, times resolved. */
+export type Scenario$GitHub = z.infer<typeof schema>['github'];
 
 export interface LoadOptions {
   /** When the alert fired; defaults to now (whole seconds). */
@@ -167,6 +214,84 @@ const schema = z.object({
       )
       .default([]),
   }),
+  prometheus: z
+    .object({
+      series: z.array(
+        z.object({
+          metric: z.string().min(1),
+          labels: z.record(z.string(), text),
+          type: z.enum(['counter', 'gauge']),
+          from: z.string(),
+          to: z.string(),
+          step: z.string(),
+          segments: z.array(z.object({ until: z.string(), rate: z.number().optional(), value: z.number().optional() })).min(1),
+          start: z.number().optional(),
+          noise: z.number().optional(),
+        }),
+      ),
+    })
+    .optional(),
+  loki: z
+    .object({
+      streams: z.array(
+        z.object({
+          labels: z.record(z.string(), text),
+          entries: z.array(z.object({ at: z.iso.datetime({ offset: true }), line: z.string() })).default([]),
+          repeat: z
+            .array(z.object({ from: z.iso.datetime({ offset: true }), to: z.iso.datetime({ offset: true }), every: z.string(), lines: z.array(z.string()).min(1) }))
+            .default([]),
+        }),
+      ),
+    })
+    .optional(),
+  github: z
+    .object({
+      repos: z.record(
+        z.string().regex(/^[\w.-]+\/[\w.-]+$/, 'repository keys are owner/name'),
+        z.object({
+          commits: z.array(z.object({ message: z.string(), author: z.string(), at: z.iso.datetime({ offset: true }), sha: z.string().optional() })).default([]),
+          pulls: z
+            .array(
+              z.object({
+                title: z.string(),
+                author: z.string(),
+                number: z.number().int().optional(),
+                body: z.string().optional(),
+                mergedAt: z.iso.datetime({ offset: true }),
+                mergedBy: z.string().optional(),
+                files: z.array(z.object({ filename: z.string(), additions: z.number().default(1), deletions: z.number().default(0) })).optional(),
+              }),
+            )
+            .default([]),
+          deployments: z
+            .array(
+              z.object({
+                sha: z.string(),
+                environment: z.string(),
+                creator: z.string(),
+                at: z.iso.datetime({ offset: true }),
+                state: z.enum(['success', 'failure', 'error', 'in_progress', 'queued', 'pending', 'inactive']).default('success'),
+              }),
+            )
+            .default([]),
+        }),
+      ),
+    })
+    .optional(),
+  flags: z
+    .array(
+      z.object({
+        flag: z.string(),
+        after: text,
+        before: text.optional(),
+        actor: z.string(),
+        at: z.iso.datetime({ offset: true }),
+        environment: z.string().optional(),
+        service: z.string().optional(),
+      }),
+    )
+    .default([]),
+  catalog: z.object({ services: z.array(z.record(z.string(), z.unknown())) }).optional(),
   noise: z.array(z.string().min(1)).default([]),
   planted_secrets: z.array(z.string().min(1)).default([]),
   expected: z.record(z.string(), z.unknown()).default({}),
@@ -323,7 +448,44 @@ export async function loadScenario(dir: string, options: LoadOptions = {}): Prom
     noise: s.noise,
     plantedSecrets: s.planted_secrets,
     expected: s.expected,
+    prometheus: s.prometheus ? { series: s.prometheus.series.map((x) => seriesOffsets(x, onset)) } : undefined,
+    loki: s.loki ? { streams: s.loki.streams.map((st) => ({ labels: st.labels, entries: expandEntries(st.entries, st.repeat, fail) })) } : undefined,
+    github: s.github,
+    flags: s.flags,
+    catalog: s.catalog,
   };
+}
+
+/** Times in the YAML were shifted to ISO; the Prometheus shorthand wants offsets from the onset again. */
+function seriesOffsets(x: SeriesSpec, onset: Date): SeriesSpec {
+  const off = (v: string) => {
+    const t = Date.parse(v);
+    if (Number.isNaN(t)) return v;
+    const ms = t - onset.getTime();
+    return `@${ms < 0 ? '-' : '+'}${Math.abs(ms)}ms`;
+  };
+  return { ...x, from: off(x.from), to: off(x.to), segments: x.segments.map((sg) => ({ ...sg, until: off(sg.until) })) };
+}
+
+const MAX_GENERATED = 20_000;
+
+/** Explicit entries plus `repeat` generators, in time order. */
+function expandEntries(
+  entries: { at: string; line: string }[],
+  repeat: { from: string; to: string; every: string; lines: string[] }[],
+  fail: (problem: string) => never,
+): { ts: Date; line: string }[] {
+  const out = entries.map((e) => ({ ts: new Date(e.at), line: e.line }));
+  for (const r of repeat) {
+    const every = parseOffset(r.every);
+    if (!every || every <= 0) fail(`loki repeat "every: ${r.every}" is not a positive duration`);
+    let i = 0;
+    for (let t = Date.parse(r.from); t < Date.parse(r.to); t += every!) {
+      if (out.length > MAX_GENERATED) fail(`loki repeat generates more than ${MAX_GENERATED} lines`);
+      out.push({ ts: new Date(t), line: r.lines[i++ % r.lines.length]! });
+    }
+  }
+  return out.sort((a, b) => a.ts.getTime() - b.ts.getTime());
 }
 
 /** The scenario folders (those holding a scenario.yaml) under `rootDir`, sorted by name. */

@@ -15,6 +15,11 @@ import { startVigil, type Vigil } from '../../src/vigil.js';
 import { startFakeKube, type FakeKube } from '../fakes/kubernetes/server.js';
 import { startFakeSlack, type FakeSlack } from '../fakes/slack/index.js';
 import { loadScenario, type Scenario } from '../scenarios/load.js';
+import { startFakeGitHub, type FakeGitHub } from '../fakes/github/server.js';
+import { repoScenario } from '../fakes/github/builders.js';
+import { startFakeLoki, type FakeLoki } from '../fakes/loki/server.js';
+import { buildSeries, prometheusSkipReason, startPrometheus, type RunningPrometheus } from './prometheus.js';
+import { stringify as toYaml } from 'yaml';
 
 export const ALERT_CHANNEL = 'C0ALERTS';
 export const READER_TOKEN = 'vigil-reader-token';
@@ -40,6 +45,12 @@ export interface World {
   scenario: Scenario;
   slack: FakeSlack;
   kube: FakeKube;
+  /** Started when the scenario has series (real Prometheus from Debian). */
+  prometheus?: RunningPrometheus;
+  loki?: FakeLoki;
+  github?: FakeGitHub;
+  /** Why a source the scenario wanted is not running (e.g. no Prometheus binary outside CI). */
+  skipped: string[];
   vigil?: Vigil;
   config: Config;
   env: Record<string, string>;
@@ -74,6 +85,50 @@ export async function startWorld(o: WorldOptions): Promise<World> {
       '',
     ].join('\n'),
   );
+  const skipped: string[] = [];
+  let prometheus: RunningPrometheus | undefined;
+  if (scenario.prometheus?.series.length) {
+    const why = prometheusSkipReason();
+    if (why) skipped.push(why);
+    else {
+      const now = new Date();
+      const series = scenario.prometheus.series.map((spec) => {
+        const built = buildSeries(spec, scenario.onset);
+        return { ...built, points: built.points.filter((p) => p.t.getTime() <= now.getTime()) };
+      });
+      prometheus = await startPrometheus({ series, now });
+    }
+  }
+  const loki = scenario.loki ? await startFakeLoki({ streams: scenario.loki.streams }) : undefined;
+  let github: FakeGitHub | undefined;
+  if (scenario.github) {
+    const repos: Record<string, ReturnType<typeof repoScenario>['repo']> = {};
+    for (const [name, r] of Object.entries(scenario.github.repos)) {
+      const b = repoScenario();
+      for (const c of r.commits) b.commit({ message: c.message, author: c.author, at: new Date(c.at), ...(c.sha ? { sha: c.sha } : {}) });
+      for (const p of r.pulls) {
+        b.mergedPull({
+          title: p.title,
+          author: p.author,
+          mergedAt: new Date(p.mergedAt),
+          ...(p.number ? { number: p.number } : {}),
+          ...(p.body ? { body: p.body } : {}),
+          ...(p.mergedBy ? { mergedBy: p.mergedBy } : {}),
+          ...(p.files ? { files: p.files.map((f) => ({ filename: f.filename, status: 'modified', additions: f.additions, deletions: f.deletions })) as never } : {}),
+        });
+      }
+      for (const d of r.deployments) b.deployment({ sha: d.sha, environment: d.environment, creator: d.creator, at: new Date(d.at), states: [[d.state as never, new Date(d.at)]] });
+      repos[name] = b.repo;
+    }
+    github = await startFakeGitHub({ repos, token: 'ghp-fake-reader' });
+  }
+  let catalogFile: string | undefined;
+  if (scenario.catalog) {
+    catalogFile = join(tmp, 'catalog.yaml');
+    writeFileSync(catalogFile, toYaml(scenario.catalog));
+  }
+  const flagsToken = randomBytes(16).toString('hex');
+
   const env: Record<string, string> = {
     SLACK_BOT_TOKEN: slack.botToken,
     SLACK_SIGNING_SECRET: signingSecret,
@@ -82,6 +137,11 @@ export async function startWorld(o: WorldOptions): Promise<World> {
     VIGIL_ALERT_CHANNELS: ALERT_CHANNEL,
     DATABASE_URL: o.databaseUrl ?? `file:${join(tmp, 'vigil.db')}`,
     KUBECONFIG: kubeconfigPath,
+    VIGIL_FLAGS_WEBHOOK_TOKEN: flagsToken,
+    ...(prometheus ? { PROMETHEUS_URL: prometheus.url } : {}),
+    ...(loki ? { LOKI_URL: loki.url } : {}),
+    ...(github ? { GITHUB_API_URL: github.url, GITHUB_TOKEN: 'ghp-fake-reader' } : {}),
+    ...(catalogFile ? { VIGIL_CATALOG_FILE: catalogFile } : {}),
     LOG_LEVEL: 'warn',
     ...o.env,
   };
@@ -93,6 +153,10 @@ export async function startWorld(o: WorldOptions): Promise<World> {
     scenario,
     slack,
     kube,
+    prometheus,
+    loki,
+    github,
+    skipped,
     config,
     env,
     tmp,
@@ -109,6 +173,15 @@ export async function startWorld(o: WorldOptions): Promise<World> {
       return vigil;
     },
     async postAlert(overrides = {}) {
+      // Flag changes reach Vigil the way flag tools send them: on the webhook, before the alert.
+      if (scenario.flags.length && world.vigil) {
+        const res = await fetch(`http://127.0.0.1:${world.vigil.port}/webhooks/flags`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${flagsToken}`, 'content-type': 'application/json' },
+          body: JSON.stringify(scenario.flags.map((f, i) => ({ ...f, id: `${scenario.id}-${i}` }))),
+        });
+        if (res.status !== 202) throw new Error(`flags webhook answered ${res.status}: ${await res.text()}`);
+      }
       const a = scenario.alert;
       const res = await slack.postAsBot(overrides.channel ?? ALERT_CHANNEL, {
         username: a.username ?? 'Alertmanager',
@@ -131,6 +204,9 @@ export async function startWorld(o: WorldOptions): Promise<World> {
       world.vigil = undefined;
       await slack.close();
       await kube.close();
+      await prometheus?.stop();
+      await loki?.close();
+      await github?.close();
       rmSync(tmp, { recursive: true, force: true });
     },
   };

@@ -4,12 +4,13 @@ import type { KubeReader } from './client.js';
 import { KubeReadError } from './client.js';
 import { decodeHelmHistory, type HelmRevision } from './helm.js';
 import { readRelated, type RelatedObject } from './related.js';
+import { emptySurroundings, readSurroundings, type KubeSurroundings } from './surroundings.js';
 import { resolveTarget, type WorkloadRef } from './target.js';
 
 export type Workload = V1Deployment | V1StatefulSet | V1DaemonSet;
 
 /** What the Kubernetes reads found around one alert: the target workload, its surroundings, and the cluster's other trouble. */
-export interface KubeEvidence {
+export interface KubeEvidence extends KubeSurroundings {
   onset: Date;
   target?: WorkloadRef;
   workload?: Workload;
@@ -57,6 +58,7 @@ export function isUnhealthyPod(p: V1Pod): boolean {
  */
 export async function gatherKubeEvidence(reader: KubeReader, alert: Alert, onset: Date): Promise<KubeEvidence> {
   const ev: KubeEvidence = {
+    ...emptySurroundings(),
     onset,
     replicaSets: [],
     pods: [],
@@ -124,6 +126,7 @@ export async function gatherKubeEvidence(reader: KubeReader, alert: Alert, onset
     }
   }
 
+  Object.assign(ev, await readSurroundings(reader, t.namespace, { name: t.name, pods: ev.pods }, attempt));
   ev.related = await readRelated(reader, t.namespace, { kind: t.kind, name: t.name, podSpec: ev.workload.spec?.template?.spec }, (what, err) =>
     ev.gaps.push(err instanceof Error ? `${what}: ${err.message.split('\n')[0]}` : what),
   );

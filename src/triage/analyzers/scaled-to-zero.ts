@@ -104,6 +104,17 @@ export const scaledToZero: Analyzer = {
           (previous ? `; it ran ${previous} replicas before` : '') +
           '.',
         scope,
+        affected: [
+          ...emptyServices.map(({ service }) => ({ kind: 'Service', namespace: t.namespace, name: service.metadata?.name ?? '?' })),
+          ...kube.dependents.map((d) => ({ kind: d.kind, namespace: t.namespace, name: d.name })),
+        ],
+        facts: {
+          replicas: 0,
+          ...(previous !== undefined ? { previousReplicas: previous } : {}),
+          ...(writer ? { manager: writer.manager, operation: writer.operation } : {}),
+          ...(writer?.subresource ? { subresource: writer.subresource } : {}),
+          ...(when ? { changedAt: when.toISOString() } : {}),
+        },
         supporting,
         refuting: [],
         mitigation: {
