@@ -7,6 +7,9 @@ import { renderAlreadyTrackedNote, renderManualRoot, renderRepeatNote, renderRes
 import type { ChatMessage, ChatPort } from './chat.js';
 import { boardModel, incidentCard, loadIncidentRecord, type IncidentRecord } from './views.js';
 
+/** Repeats closer together than this share one thread note (the header's count still shows every one). */
+export const REPEAT_NOTE_QUIET_MS = 15 * 60_000;
+
 /** One post Vigil wants in Slack, identified by its purpose within the incident. */
 interface DesiredPost {
   purpose: string;
@@ -24,8 +27,9 @@ interface DesiredPost {
  * and the DB write is healed by finding the tagged post instead of posting again.
  */
 export class ThreadSync {
-  /** Per-incident serialisation inside this process. */
-  private readonly chains = new Map<string, Promise<unknown>>();
+  /** Per incident: the last sync in line, and the one queued (not started) that new requests join. */
+  private readonly tails = new Map<string, Promise<void>>();
+  private readonly queued = new Map<string, Promise<void>>();
 
   constructor(
     private readonly db: Db,
@@ -33,13 +37,28 @@ export class ThreadSync {
     private readonly log: Logger,
   ) {}
 
+  /**
+   * Bring the thread up to date. Syncs of one incident never overlap, and requests that arrive while
+   * one runs are coalesced into a single follow-up that reads the newest state — an alert storm of a
+   * thousand repeats costs a handful of Slack calls, not a thousand.
+   */
   sync(incidentId: string): Promise<void> {
-    const prev = this.chains.get(incidentId) ?? Promise.resolve();
-    const next = prev.catch(() => undefined).then(() => this.syncNow(incidentId));
-    this.chains.set(incidentId, next);
-    void next.finally(() => {
-      if (this.chains.get(incidentId) === next) this.chains.delete(incidentId);
-    }).catch(() => undefined);
+    const waiting = this.queued.get(incidentId);
+    if (waiting) return waiting;
+    const prev = this.tails.get(incidentId) ?? Promise.resolve();
+    const next = prev
+      .catch(() => undefined)
+      .then(() => {
+        this.queued.delete(incidentId);
+        return this.syncNow(incidentId);
+      });
+    this.queued.set(incidentId, next);
+    this.tails.set(incidentId, next);
+    void next
+      .finally(() => {
+        if (this.tails.get(incidentId) === next) this.tails.delete(incidentId);
+      })
+      .catch(() => undefined);
     return next;
   }
 
@@ -68,9 +87,14 @@ export class ThreadSync {
     if (board) posts.push({ purpose: 'board', threadTs, message: renderHypothesisBoard(board), editable: true });
 
     let firing = 0;
+    let noted = r.alerts[0]?.receivedAt.getTime() ?? 0;
     for (const [i, a] of r.alerts.entries()) {
       if (a.status === 'firing') firing++;
       if (i === 0) continue;
+      // A burst of repeats updates the header's count; only a re-fire after a quiet spell gets its own note.
+      const quiet = a.receivedAt.getTime() - noted >= REPEAT_NOTE_QUIET_MS || i === 1;
+      if (a.status === 'firing' && !quiet) continue;
+      noted = a.receivedAt.getTime();
       if (a.status === 'resolved') {
         posts.push({ purpose: `alert:${a.id}`, threadTs, message: renderResolvedNote({ at: a.receivedAt, by: 'alert' }), editable: false });
       } else {

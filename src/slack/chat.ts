@@ -1,6 +1,7 @@
 import type { WebClient } from '@slack/web-api';
 import type { Logger } from 'pino';
 import type { ChatMessage, ChatPort, FetchedMessage, PostTag } from '../incidents/chat.js';
+import { ChannelPacer } from './pacer.js';
 
 const EVENT_TYPE = 'vigil_post';
 
@@ -16,9 +17,11 @@ export class SlackChat implements ChatPort {
   constructor(
     private readonly client: WebClient,
     private readonly log: Logger,
+    private readonly pacer = new ChannelPacer(),
   ) {}
 
   async post(channel: string, threadTs: string | undefined, m: ChatMessage, tag: PostTag): Promise<{ ts: string }> {
+    await this.pacer.take(channel);
     const res = await this.client.chat.postMessage({
       channel,
       ...(threadTs ? { thread_ts: threadTs } : {}),

@@ -5,14 +5,24 @@ const GROUP_PATH: Record<string, string> = {
   StatefulSet: 'apis/apps/v1',
   DaemonSet: 'apis/apps/v1',
   ReplicaSet: 'apis/apps/v1',
-  Pod: 'api/v1',
-  Service: 'api/v1',
-  Endpoints: 'api/v1',
-  Event: 'api/v1',
-  Secret: 'api/v1',
+  ControllerRevision: 'apis/apps/v1',
+  HorizontalPodAutoscaler: 'apis/autoscaling/v2',
+  NetworkPolicy: 'apis/networking.k8s.io/v1',
+  Ingress: 'apis/networking.k8s.io/v1',
+  StorageClass: 'apis/storage.k8s.io/v1',
+  EndpointSlice: 'apis/discovery.k8s.io/v1',
+  Job: 'apis/batch/v1',
+  CronJob: 'apis/batch/v1',
 };
 
-const PLURAL: Record<string, string> = { Endpoints: 'endpoints' };
+const PLURAL: Record<string, string> = {
+  Endpoints: 'endpoints',
+  StorageClass: 'storageclasses',
+  Ingress: 'ingresses',
+  NetworkPolicy: 'networkpolicies',
+  PersistentVolumeClaim: 'persistentvolumeclaims',
+  PersistentVolume: 'persistentvolumes',
+};
 
 /** `apis/apps/v1/namespaces/shop/deployments/checkout#metadata.managedFields[2]` — an object path a reviewer can GET. */
 export function objectCitation(kind: string, namespace: string | undefined, name: string, fragment?: string): Citation {

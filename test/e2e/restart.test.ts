@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/store/db.js';
 import { ALERT_CHANNEL, startWorld, type World } from '../support/world.js';
-import { acceptedPosts, DEMO_SCENARIO } from './helpers.js';
+import { acceptedPosts, DEMO_SCENARIO, eventually } from './helpers.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -65,8 +65,11 @@ describe('durability: kill the process mid-investigation, start it again', () =>
     world.kube.setLatency(3_000);
     const { ts } = await world.postAlert();
     await world.slack.waitForMessage(ALERT_CHANNEL, (m) => m.thread_ts === ts && m.origin === 'app', { timeoutMs: 15_000 });
-    const inv = await db.prisma.investigation.findFirstOrThrow();
-    expect(inv.step).toBe('announced');
+    // The header is out; the step is recorded right after it, and the slow evidence step is running.
+    const inv = await eventually(async () => {
+      const i = await db.prisma.investigation.findFirst();
+      return i?.step === 'announced' ? i : undefined;
+    }, 'the header step to be recorded');
     expect(inv.state).toBe('running');
     child.kill('SIGKILL');
     await new Promise((r) => child!.once('exit', r));

@@ -8,6 +8,9 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
+import { Writable } from 'node:stream';
+import { createLogger } from '../../src/log.js';
+import { createRedactor } from '../../src/redact/index.js';
 import { startWorld } from '../support/world.js';
 import { expectedSchema, gradeFirstCard } from './grade.js';
 import { listScenarios } from './load.js';
@@ -25,7 +28,9 @@ describe.each(dirs.map((d) => [d.split('/').pop()!, d]))('scenario %s', (_id, di
   });
 
   it.skipIf(!expected.success || expected.data.model_needed)('first card reaches the expected diagnosis (deterministic triage)', async () => {
-    const world = await startWorld({ scenarioDir: dir });
+    const logLines: string[] = [];
+    const sink = new Writable({ write: (chunk, _enc, done) => (logLines.push(String(chunk)), done()) });
+    const world = await startWorld({ scenarioDir: dir, logger: createLogger('debug', createRedactor(), sink) });
     try {
       if (world.skipped.length) throw new Error(`scenario needs: ${world.skipped.join('; ')}`);
       await world.postAlert();
@@ -36,6 +41,14 @@ describe.each(dirs.map((d) => [d.split('/').pop()!, d]))('scenario %s', (_id, di
       const grade = await gradeFirstCard(db, incident.id, expectedSchema.parse(world.scenario.expected));
       expect(grade.failures, `leading: ${JSON.stringify(grade.leading)}`).toEqual([]);
       expect(world.slack.rejections).toEqual([]);
+
+      // The world's planted secrets reach no Slack call, log line or database row.
+      const outbound = JSON.stringify(world.slack.calls.map((c) => c.body)) + logLines.join('');
+      const stored = JSON.stringify(await Promise.all([db.incident.findMany(), db.alert.findMany(), db.investigation.findMany(), db.hypothesis.findMany(), db.evidence.findMany(), db.auditEvent.findMany(), db.changeEvent.findMany()]));
+      for (const secret of world.scenario.plantedSecrets) {
+        expect(outbound, `planted secret ${secret.slice(0, 6)}… left Vigil`).not.toContain(secret);
+        expect(stored, `planted secret ${secret.slice(0, 6)}… stored`).not.toContain(secret);
+      }
     } finally {
       await world.close();
     }

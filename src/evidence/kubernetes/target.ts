@@ -54,16 +54,15 @@ export async function resolveTarget(alert: Alert, reader: KubeReader): Promise<W
 }
 
 async function findWorkload(reader: KubeReader, names: Set<string>, namespace: string | undefined): Promise<WorkloadRef | undefined> {
-  const deployments = await reader.listDeployments(namespace);
-  for (const d of deployments.items) {
-    if (names.has(d.metadata?.name ?? '')) return { kind: 'Deployment', namespace: d.metadata!.namespace!, name: d.metadata!.name! };
-  }
-  if (!namespace) return undefined;
-  for (const s of (await reader.listStatefulSets(namespace)).items) {
-    if (names.has(s.metadata?.name ?? '')) return { kind: 'StatefulSet', namespace, name: s.metadata!.name! };
-  }
-  for (const s of (await reader.listDaemonSets(namespace)).items) {
-    if (names.has(s.metadata?.name ?? '')) return { kind: 'DaemonSet', namespace, name: s.metadata!.name! };
+  const lists: [WorkloadKind, () => Promise<{ items: { metadata?: { name?: string; namespace?: string } }[] }>][] = [
+    ['Deployment', () => reader.listDeployments(namespace)],
+    ['StatefulSet', () => (namespace ? reader.listStatefulSets(namespace) : reader.apps.listStatefulSetForAllNamespaces({ limit: 1000 }))],
+    ['DaemonSet', () => (namespace ? reader.listDaemonSets(namespace) : reader.apps.listDaemonSetForAllNamespaces({ limit: 1000 }))],
+  ];
+  for (const [kind, list] of lists) {
+    for (const w of (await list()).items) {
+      if (names.has(w.metadata?.name ?? '')) return { kind, namespace: w.metadata!.namespace ?? namespace!, name: w.metadata!.name! };
+    }
   }
   return undefined;
 }

@@ -1,4 +1,13 @@
 import type { Analyzer } from '../analyzer.js';
+import { crashLoop } from '../analyzers/crash-loop.js';
+import { failingProbe } from '../analyzers/failing-probe.js';
+import { imagePull } from '../analyzers/image-pull.js';
+import { oomKilled } from '../analyzers/oom-killed.js';
 
-/** Analyzers of the pods family, in the order they run. */
-export const podsAnalyzers: Analyzer[] = [];
+/** Analyzers of the pods family, in the order they run: the specific mechanisms before the generic crash loop. */
+export const podsAnalyzers: Analyzer[] = [
+  oomKilled,
+  imagePull,
+  failingProbe,
+  crashLoop,
+];

@@ -1,0 +1,155 @@
+/**
+ * `npm run eval`: run every scenario through the real application (fake Slack and fake/real APIs, as in
+ * the demo), grade each diagnosis on nine structured questions, and print a table. Options:
+ *   --dir DIR         scenarios from another folder (default test/scenarios)
+ *   --json FILE       write the full report
+ *   --no-noise        also run every scenario without its noise, reported beside the noisy run
+ *   --baseline FILE   fail (exit 1) when the deterministic pass rate drops below the one recorded there
+ *   --only ID         run one scenario
+ */
+import { writeFileSync, readFileSync, existsSync } from 'node:fs';
+import { dirname, join, basename } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { Writable } from 'node:stream';
+import { storedDiagnosis } from '../eval/diagnosis.js';
+import { expectedSchema, gradeDiagnosis, QUESTIONS, type QuestionId } from '../eval/questions.js';
+import { createLogger } from '../log.js';
+import { createRedactor } from '../redact/index.js';
+import { listScenarios } from '../../test/scenarios/load.js';
+import { startWorld } from '../../test/support/world.js';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const { values } = parseArgs({
+  options: {
+    dir: { type: 'string', default: join(root, 'test', 'scenarios') },
+    json: { type: 'string' },
+    'no-noise': { type: 'boolean', default: false },
+    baseline: { type: 'string' },
+    only: { type: 'string' },
+    help: { type: 'boolean', short: 'h', default: false },
+  },
+});
+if (values.help) {
+  console.log('Usage: npm run eval [-- --dir DIR] [--json FILE] [--no-noise] [--baseline FILE] [--only ID]');
+  process.exit(0);
+}
+
+interface ScenarioReport {
+  id: string;
+  noise: boolean;
+  modelNeeded: boolean;
+  score: number;
+  pass: boolean;
+  answers: Record<string, boolean>;
+  mitigation: 'right' | 'wrong' | 'none' | 'n/a';
+  leading?: string;
+  notes: string[];
+  firstCardMs?: number;
+  inputTokens: number;
+  outputTokens: number;
+  costUsd: number;
+  error?: string;
+}
+
+async function runOne(dir: string, noise: boolean): Promise<ScenarioReport> {
+  const id = basename(dir);
+  const base: ScenarioReport = { id, noise, modelNeeded: false, score: 0, pass: false, answers: {}, mitigation: 'n/a', notes: [], inputTokens: 0, outputTokens: 0, costUsd: 0 };
+  let world: Awaited<ReturnType<typeof startWorld>> | undefined;
+  try {
+    const quiet = new Writable({ write: (_c, _e, done) => done() });
+    world = await startWorld({ scenarioDir: dir, noise, logger: createLogger('silent', createRedactor(), quiet) });
+    const expected = expectedSchema.safeParse(world.scenario.expected);
+    if (!expected.success) throw new Error(`expected: ${expected.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+    base.modelNeeded = expected.data.model_needed;
+    if (world.skipped.length) throw new Error(`cannot run here: ${world.skipped.join('; ')}`);
+    const t0 = Date.now();
+    await world.postAlert();
+    await world.settle();
+    const db = world.vigil!.db.prisma;
+    const incident = await db.incident.findFirstOrThrow();
+    const board = world.slack.callsTo('chat.postMessage').find((c) => (c.body['metadata'] as { event_payload?: { purpose?: string } } | undefined)?.event_payload?.purpose === 'board');
+    // Without noise, the noise the scenario lists is not in the world: nothing to mark unrelated.
+    const present = (u: { kind: string; namespace?: string; name: string }) =>
+      world!.scenario.objects.some((o) => o.kind === u.kind && (u.namespace === undefined || o.metadata.namespace === u.namespace) && (u.name.endsWith('*') ? o.metadata.name.startsWith(u.name.slice(0, -1)) : o.metadata.name === u.name));
+    const exp = noise ? expected.data : { ...expected.data, unrelated: expected.data.unrelated.filter(present) };
+    const grade = gradeDiagnosis(await storedDiagnosis(db, incident.id), exp);
+    return { ...base, score: grade.score, pass: grade.pass, answers: grade.answers, mitigation: grade.mitigation, leading: grade.leading, notes: grade.notes, ...(board ? { firstCardMs: board.at - t0 } : {}) };
+  } catch (err) {
+    return { ...base, error: err instanceof Error ? err.message.split('\n')[0] : String(err) };
+  } finally {
+    await world?.close().catch(() => undefined);
+  }
+}
+
+const mark = (b: boolean | undefined) => (b === undefined ? ' ' : b ? '✓' : '✗');
+
+async function main(): Promise<number> {
+  let dirs: string[];
+  try {
+    dirs = await listScenarios(values.dir!);
+  } catch (err) {
+    console.error(`eval: cannot list scenarios in ${values.dir}: ${(err as Error).message}`);
+    return 2;
+  }
+  if (values.only) dirs = dirs.filter((d) => basename(d) === values.only);
+  const ids = Object.keys(QUESTIONS) as QuestionId[];
+  console.log(`Vigil eval · ${dirs.length} scenario(s) · deterministic triage (no model in this build) · ${new Date().toISOString()}`);
+  console.log(`questions: ${ids.map((q, i) => `${i + 1}=${q}`).join(' ')}\n`);
+  console.log(`${'scenario'.padEnd(40)} ${'noise'.padEnd(5)} 1 2 3 4 5 6 7 8 9  score pass  mitig.  1st card  tokens  cost`);
+  const reports: ScenarioReport[] = [];
+  for (const dir of dirs) {
+    for (const noise of values['no-noise'] ? [true, false] : [true]) {
+      const r = await runOne(dir, noise);
+      reports.push(r);
+      const row = r.error
+        ? `ERROR ${r.error}`
+        : `${ids.map((q) => mark(r.answers[q])).join(' ')}  ${`${r.score}/9`.padEnd(5)} ${(r.pass ? 'yes' : 'no').padEnd(5)} ${r.mitigation.padEnd(7)} ${r.firstCardMs !== undefined ? `${r.firstCardMs} ms`.padStart(8) : '       -'}  ${String(r.inputTokens).padStart(6)}  $${r.costUsd.toFixed(3)}`;
+      console.log(`${r.id.padEnd(40)} ${(noise ? 'yes' : 'no').padEnd(5)} ${row}${r.modelNeeded ? '  (model needed)' : ''}`);
+    }
+  }
+  const noisy = reports.filter((r) => r.noise);
+  const deterministic = noisy.filter((r) => !r.modelNeeded);
+  const passed = noisy.filter((r) => r.pass).length;
+  const detPassed = deterministic.filter((r) => r.pass).length;
+  const summary = {
+    total: noisy.length,
+    passed,
+    passRate: noisy.length ? passed / noisy.length : 0,
+    deterministic: { total: deterministic.length, passed: detPassed, passRate: deterministic.length ? detPassed / deterministic.length : 0 },
+    ...(values['no-noise']
+      ? (() => {
+          const clean = reports.filter((r) => !r.noise);
+          const p = clean.filter((r) => r.pass).length;
+          return { withoutNoise: { total: clean.length, passed: p, passRate: clean.length ? p / clean.length : 0 } };
+        })()
+      : {}),
+    errors: reports.filter((r) => r.error).length,
+    at: new Date().toISOString(),
+  };
+  console.log(`\npassed ${passed}/${noisy.length} (${(summary.passRate * 100).toFixed(0)}%); deterministic-coverable ${detPassed}/${deterministic.length} (${(summary.deterministic.passRate * 100).toFixed(0)}%)${summary.errors ? `; ${summary.errors} scenario run(s) failed to load or run` : ''}`);
+  for (const r of reports.filter((x) => !x.pass && !x.error && !x.modelNeeded)) console.log(`  ${r.id}${r.noise ? '' : ' (no noise)'}: ${r.notes.join(' · ')}`);
+  if (values.json) writeFileSync(values.json, JSON.stringify({ summary, scenarios: reports }, null, 2));
+
+  if (values.baseline) {
+    if (!existsSync(values.baseline)) {
+      console.error(`eval: baseline ${values.baseline} not found`);
+      return 2;
+    }
+    const baseline = JSON.parse(readFileSync(values.baseline, 'utf8')) as { deterministicPassRate: number };
+    if (summary.deterministic.passRate + 1e-9 < baseline.deterministicPassRate) {
+      console.error(`eval: deterministic pass rate ${(summary.deterministic.passRate * 100).toFixed(1)}% is below the recorded baseline ${(baseline.deterministicPassRate * 100).toFixed(1)}%`);
+      return 1;
+    }
+    console.log(`baseline held: ${(summary.deterministic.passRate * 100).toFixed(1)}% ≥ ${(baseline.deterministicPassRate * 100).toFixed(1)}%`);
+  }
+  return 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    console.error(`eval failed: ${err instanceof Error ? err.stack : String(err)}`);
+    process.exit(1);
+  },
+);

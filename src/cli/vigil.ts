@@ -1,0 +1,54 @@
+/**
+ * `vigil <command>`: operator commands. `start` runs the bot (same as `npm start`); `migrate` applies
+ * the committed migrations to DATABASE_URL and reports what it did, without starting anything else.
+ */
+import { existsSync } from 'node:fs';
+import { applyMigrations } from '../store/migrate.js';
+import { describeDatabaseUrl, openDatabase } from '../store/db.js';
+
+const USAGE = `Usage: vigil <command>
+  start     run the bot from the environment / .env (same as npm start)
+  migrate   apply the committed database migrations to DATABASE_URL (default file:./data/vigil.db)
+  help      this text`;
+
+async function migrate(): Promise<void> {
+  const url = process.env['DATABASE_URL'] || 'file:./data/vigil.db';
+  const db = await openDatabase(url);
+  try {
+    const { applied } = await applyMigrations(db);
+    console.log(applied.length ? `Applied ${applied.length} migration(s) to ${describeDatabaseUrl(url)}:\n  ${applied.join('\n  ')}` : `${describeDatabaseUrl(url)} is up to date.`);
+  } finally {
+    await db.close();
+  }
+}
+
+async function main(argv: string[]): Promise<number> {
+  if (existsSync('.env')) process.loadEnvFile('.env');
+  const [command = 'help'] = argv;
+  switch (command) {
+    case 'start':
+      await import('../main.js');
+      return -1; // main.ts keeps the process alive
+    case 'migrate':
+      await migrate();
+      return 0;
+    case 'help':
+    case '--help':
+    case '-h':
+      console.log(USAGE);
+      return 0;
+    default:
+      console.error(`Unknown command "${command}".\n${USAGE}`);
+      return 2;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code >= 0) process.exit(code);
+  },
+  (err: unknown) => {
+    console.error(`vigil: ${err instanceof Error ? err.message : String(err)}`);
+    process.exit(1);
+  },
+);

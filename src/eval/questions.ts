@@ -1,0 +1,143 @@
+import { z } from 'zod';
+
+/**
+ * SREGym-style grading: nine yes/no questions, three per equally weighted dimension — fault
+ * localisation, fault characterisation, failure scope — answered from the STRUCTURED diagnosis (the
+ * stored hypotheses' component, analyzer, facts, affected components, statuses and cited evidence),
+ * never by searching free text. A diagnosis passes at 7 of 9, so it cannot pass while failing a whole
+ * dimension.
+ */
+
+const ref = z.object({ kind: z.string(), namespace: z.string().optional(), name: z.string() });
+export type Ref = z.infer<typeof ref>;
+
+/** The expected diagnosis of a scenario (`expected:` in scenario.yaml; see docs/scenarios.md). */
+export const expectedSchema = z.object({
+  /** The analyzer (or, for model diagnoses, the category) whose finding must lead. */
+  analyzer: z.string().optional(),
+  category: z.string().optional(),
+  component: ref,
+  facts: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).default({}),
+  affected: z.array(ref).default([]),
+  unrelated: z.array(ref).default([]),
+  ruled_out: z.array(z.string()).default([]),
+  mitigation: z.object({ action: z.string(), params: z.record(z.string(), z.unknown()).default({}) }).optional(),
+  wrong_mitigations: z.array(z.string()).default([]),
+  /** True when no deterministic analyzer covers the cause: only the model loop can pass it. */
+  model_needed: z.boolean().default(false),
+});
+export type Expected = z.infer<typeof expectedSchema>;
+
+/** One stored hypothesis, as the grader reads it. */
+export interface GradedHypothesis {
+  label: string;
+  analyzer: string;
+  status: string;
+  confidence: number;
+  title: string;
+  component?: Ref;
+  facts: Record<string, unknown>;
+  affected: Ref[];
+  mitigation?: { action: string; params: Record<string, unknown> };
+  /** Citations of its supporting evidence (object paths or queries). */
+  supportingCitations: string[];
+}
+
+export const QUESTIONS = {
+  'loc.kind': 'Is the faulty component’s kind right?',
+  'loc.namespace': 'Is the faulty component’s namespace right?',
+  'loc.name': 'Is the faulty component’s name right?',
+  'char.mechanism': 'Is what went wrong (the failure mechanism) right?',
+  'char.details': 'Are the concrete details (key, value, port, image, limit, actor) right?',
+  'char.evidence': 'Is the diagnosis backed by cited evidence about the faulty component or its change?',
+  'scope.affected': 'Are the affected services and endpoints stated?',
+  'scope.noise': 'Is the background noise recognised as unrelated (not blamed)?',
+  'scope.focus': 'Are the red herrings ruled out, and nothing else blamed?',
+} as const;
+export type QuestionId = keyof typeof QUESTIONS;
+
+export interface DiagnosisGrade {
+  answers: Record<QuestionId, boolean>;
+  score: number;
+  pass: boolean;
+  mitigation: 'right' | 'wrong' | 'none';
+  leading?: string;
+  /** Why each "no" is a no. */
+  notes: string[];
+}
+
+export const PASS_SCORE = 7;
+
+export const sameRef = (a: Ref, b: Partial<Ref> | undefined) =>
+  !!b &&
+  a.kind.toLowerCase() === (b.kind ?? '').toLowerCase() &&
+  (a.namespace === undefined || a.namespace === b.namespace) &&
+  (a.name.endsWith('*') ? (b.name ?? '').startsWith(a.name.slice(0, -1)) : a.name === b.name);
+
+/** Equal as values; ISO times equal within a second (scenario times are shifted to the run's clock). */
+export function sameValue(expected: unknown, actual: unknown): boolean {
+  if (actual === undefined || actual === null) return false;
+  if (typeof expected === 'string' && /^\d{4}-\d\d-\d\dT/.test(expected) && typeof actual === 'string') {
+    const te = Date.parse(expected);
+    const ta = Date.parse(actual);
+    if (!Number.isNaN(te) && !Number.isNaN(ta)) return Math.abs(te - ta) < 1000;
+  }
+  return String(expected) === String(actual);
+}
+
+/** The hypothesis the card leads with: the most confident supported one. */
+export function leadingHypothesis(hs: GradedHypothesis[]): GradedHypothesis | undefined {
+  return hs.filter((h) => h.status === 'supported').sort((a, b) => b.confidence - a.confidence)[0];
+}
+
+export function gradeDiagnosis(hs: GradedHypothesis[], e: Expected): DiagnosisGrade {
+  const notes: string[] = [];
+  const lead = leadingHypothesis(hs);
+  const no = (q: QuestionId, why: string) => (notes.push(`${q}: ${why}`), false);
+  const c = lead?.component;
+
+  const answers: Record<QuestionId, boolean> = {
+    'loc.kind': c ? c.kind.toLowerCase() === e.component.kind.toLowerCase() || no('loc.kind', `${c.kind}, expected ${e.component.kind}`) : no('loc.kind', 'no supported hypothesis'),
+    'loc.namespace': c ? e.component.namespace === undefined || c.namespace === e.component.namespace || no('loc.namespace', `${c.namespace}, expected ${e.component.namespace}`) : no('loc.namespace', 'no supported hypothesis'),
+    'loc.name': c ? sameRef({ ...e.component, kind: c.kind, namespace: c.namespace }, c) || no('loc.name', `${c.name}, expected ${e.component.name}`) : no('loc.name', 'no supported hypothesis'),
+    'char.mechanism': lead
+      ? (e.analyzer ? lead.analyzer === e.analyzer : true) && (e.category ? lead.facts['category'] === e.category : true)
+        ? true
+        : no('char.mechanism', `${lead.analyzer}${lead.facts['category'] ? `/${String(lead.facts['category'])}` : ''}, expected ${e.analyzer ?? e.category}`)
+      : no('char.mechanism', 'no supported hypothesis'),
+    'char.details': lead
+      ? Object.entries(e.facts).every(([k, v]) => sameValue(v, lead.facts[k])) ||
+        no('char.details', Object.entries(e.facts).filter(([k, v]) => !sameValue(v, lead.facts[k])).map(([k, v]) => `${k}=${JSON.stringify(lead.facts[k])} (expected ${JSON.stringify(v)})`).join(', '))
+      : no('char.details', 'no supported hypothesis'),
+    'char.evidence': lead
+      ? lead.supportingCitations.some((ref) => ref.includes(e.component.name.replace(/\*$/, '')) || /managedFields|query|\{|rate\(/.test(ref)) ||
+        no('char.evidence', `no supporting evidence cites ${e.component.name}`)
+      : no('char.evidence', 'no supported hypothesis'),
+    'scope.affected': lead
+      ? e.affected.every((a) => lead.affected.some((x) => sameRef(a, x))) ||
+        no('scope.affected', `missing ${e.affected.filter((a) => !lead.affected.some((x) => sameRef(a, x))).map((a) => a.name).join(', ')}`)
+      : no('scope.affected', 'no supported hypothesis'),
+    'scope.noise': e.unrelated.every((u) => {
+      const h = hs.find((x) => sameRef(u, x.component));
+      return h && (h.status === 'unrelated' || h.status === 'ruled_out');
+    }) || no('scope.noise', `noise not marked unrelated: ${e.unrelated.filter((u) => !hs.some((x) => sameRef(u, x.component) && (x.status === 'unrelated' || x.status === 'ruled_out'))).map((u) => u.name).join(', ')}`),
+    'scope.focus': (() => {
+      const notRuledOut = e.ruled_out.filter((a) => !hs.some((x) => x.analyzer === a && (x.status === 'ruled_out' || x.status === 'unrelated')));
+      const blamedElsewhere = hs.filter(
+        (x) => x.status === 'supported' && x !== lead && x.component && !sameRef(e.component, x.component) && !e.affected.some((a) => sameRef(a, x.component)),
+      );
+      if (notRuledOut.length === 0 && blamedElsewhere.length === 0) return true;
+      return no('scope.focus', [notRuledOut.length ? `not ruled out: ${notRuledOut.join(', ')}` : '', blamedElsewhere.length ? `also blamed: ${blamedElsewhere.map((x) => `${x.component!.kind}/${x.component!.name}`).join(', ')}` : ''].filter(Boolean).join('; '));
+    })(),
+  };
+  const score = Object.values(answers).filter(Boolean).length;
+  const m = lead?.mitigation;
+  const mitigation: DiagnosisGrade['mitigation'] = !m
+    ? 'none'
+    : e.wrong_mitigations.includes(m.action) || (e.mitigation && (m.action !== e.mitigation.action || !Object.entries(e.mitigation.params).every(([k, v]) => sameValue(v, m.params[k]))))
+      ? 'wrong'
+      : e.mitigation
+        ? 'right'
+        : 'wrong';
+  return { answers, score, pass: score >= PASS_SCORE, mitigation, leading: lead ? `${lead.label} ${lead.analyzer}: ${lead.title}` : undefined, notes };
+}

@@ -1,0 +1,206 @@
+/**
+ * `config-change`: a ConfigMap or Secret the target reads (`kube.related` with `usedBy`) was edited
+ * shortly before the errors started. Who and when come from managedFields; which keys from the writer's
+ * `f:data` entries (an Update takes ownership of the fields it changed) — values are never read.
+ *
+ * Corroboration: the target's 5xx ratio / p99 latency leaving its baseline after the edit, new error log
+ * templates since the onset, or target containers restarting after it. Errors that began before the
+ * edit rule it out.
+ *
+ * Mitigation: an in-place edit did not change the pod template, so `rollout_undo` would roll back to the
+ * same config: no catalog action restores a ConfigMap, so none is proposed (the fix is stated in the
+ * mechanism). When the config arrived WITH a rollout (the new ReplicaSet references a ConfigMap/Secret
+ * the previous one did not), undoing that rollout restores the old reference: `rollout_undo`.
+ *
+ * Facts (camelCase): `object` (`ConfigMap/checkout-config`), `keys` (comma-separated key names, when
+ * managedFields show them), `editor` (field manager, e.g. `kubectl-edit`), `changedAt` (ISO),
+ * `usedBy` (how the target reads it), and, when a metric corroborates, `metric`, `before`, `after`.
+ */
+import type { V1ManagedFieldsEntry, V1PodSpec } from '@kubernetes/client-node';
+import { configRefs, type RelatedObject } from '../../evidence/kubernetes/related.js';
+import { describeWriter } from '../../evidence/kubernetes/managed-fields.js';
+import type { Evidence } from '../../evidence/types.js';
+import type { Analyzer, TriageInput } from '../analyzer.js';
+import { CHANGE_WINDOW_MS } from '../analyzer.js';
+import { objectCitation } from '../citations.js';
+import { clockTime, humanDuration, relativeToOnset } from '../time.js';
+import type { Finding, MitigationProposal } from '../types.js';
+import { fmtLevel, symptomAfter, targetScope, targetSymptoms, CLOSE_AFTER_MS } from './deploy-regression.js';
+
+/** Managers that are Kubernetes reconciling, not someone editing config. */
+const CONTROLLERS = /^(kube-controller-manager|kubelet|kube-scheduler)/;
+
+/** One dated write to a config object. */
+interface ConfigWrite {
+  obj: RelatedObject;
+  at: Date;
+  manager: string;
+  operation: string;
+  keys: string[];
+  index?: number;
+  /** True when the object was created (by a rollout that references it), not edited. */
+  created: boolean;
+}
+
+/** `{"f:data": {".": {}, "f:PAYMENTS_URL": {}}}` → [PAYMENTS_URL] (also binaryData/stringData). */
+export function writtenKeys(fieldsV1: unknown): string[] {
+  const f = (fieldsV1 ?? {}) as Record<string, unknown>;
+  const keys: string[] = [];
+  for (const section of ['f:data', 'f:binaryData', 'f:stringData']) {
+    const node = f[section];
+    if (typeof node !== 'object' || node === null) continue;
+    for (const k of Object.keys(node)) if (k.startsWith('f:')) keys.push(k.slice(2));
+  }
+  return keys;
+}
+
+function editsOf(obj: RelatedObject): ConfigWrite[] {
+  return (obj.managedFields ?? [])
+    .map((e: V1ManagedFieldsEntry, index) => ({ e, index }))
+    .filter(({ e }) => e.time && e.manager && !CONTROLLERS.test(e.manager) && e.subresource !== 'status')
+    .map(({ e, index }) => ({ obj, at: new Date(e.time!), manager: e.manager!, operation: e.operation ?? 'Update', keys: writtenKeys(e.fieldsV1), index, created: false }))
+    // The first write at creation owns every key: that is the object's birth, not an edit of it.
+    .filter((w) => !obj.createdAt || w.at.getTime() - obj.createdAt.getTime() > 1000);
+}
+
+/** Config references of a ReplicaSet's pod template, as `Kind/name` strings. */
+function refsOf(spec: V1PodSpec | undefined): Set<string> {
+  return new Set(configRefs(spec).map((r) => `${r.kind}/${r.name}`));
+}
+
+/** The newest ReplicaSet and the one before it (by revision). */
+function lastTwoRevisions(input: TriageInput) {
+  const rs = input.kube.replicaSets
+    .map((r) => ({ r, rev: Number(r.metadata?.annotations?.['deployment.kubernetes.io/revision'] ?? 0) }))
+    .filter((x) => x.rev > 0)
+    .sort((a, b) => b.rev - a.rev);
+  return { current: rs[0], previous: rs[1] };
+}
+
+export const configChange: Analyzer = {
+  name: 'config-change',
+  analyze(input: TriageInput): Finding[] {
+    const t = input.kube.target;
+    if (!t) return [];
+    const onset = input.onset.getTime();
+    const inWindow = (d: Date) => onset - d.getTime() <= CHANGE_WINDOW_MS && d.getTime() <= onset + 2 * 60_000;
+    const configs = input.kube.related.filter((o): o is RelatedObject & { kind: 'ConfigMap' | 'Secret' } => (o.kind === 'ConfigMap' || o.kind === 'Secret') && !!o.usedBy);
+    const { current, previous } = lastTwoRevisions(input);
+    const rolledIn = current && previous ? [...refsOf(current.r.spec?.template?.spec)].filter((r) => !refsOf(previous.r.spec?.template?.spec).has(r)) : [];
+
+    const writes: ConfigWrite[] = [];
+    for (const obj of configs) {
+      writes.push(...editsOf(obj).filter((w) => inWindow(w.at)));
+      if (rolledIn.includes(`${obj.kind}/${obj.name}`) && obj.createdAt && inWindow(obj.createdAt)) {
+        const creator = obj.managedFields?.[0];
+        writes.push({ obj, at: obj.createdAt, manager: creator?.manager ?? 'unknown', operation: creator?.operation ?? 'Update', keys: obj.keys ?? [], ...(creator ? { index: 0 } : {}), created: true });
+      }
+    }
+    if (!writes.length) return [];
+
+    const symptoms = targetSymptoms(input);
+    const out: Finding[] = [];
+    // Newest write per object: that is the one that can explain the onset.
+    const newest = new Map<string, ConfigWrite>();
+    for (const w of writes.sort((a, b) => b.at.getTime() - a.at.getTime())) if (!newest.has(`${w.obj.kind}/${w.obj.name}`)) newest.set(`${w.obj.kind}/${w.obj.name}`, w);
+
+    for (const w of newest.values()) {
+      const { obj } = w;
+      const component = { kind: obj.kind, namespace: obj.namespace, name: obj.name };
+      const objectName = `${obj.kind}/${obj.name}`;
+      const who = describeWriter({ manager: w.manager, operation: w.operation });
+      const keys = w.keys.filter((k) => k !== '.');
+      const keyText = keys.length ? ` (key${keys.length > 1 ? 's' : ''} ${keys.join(', ')})` : '';
+      const writeEvidence: Evidence = {
+        kind: 'managed_fields',
+        summary: w.created
+          ? `${objectName} created ${clockTime(w.at)} by \`${w.manager}\` and referenced by ${t.name}'s new ReplicaSet ${current?.r.metadata?.name ?? ''}`.trim()
+          : `managedFields: \`${w.manager}\` (${w.operation}) wrote ${keys.length ? keys.map((k) => `data.${k}`).join(', ') : 'data'} of ${objectName} at ${clockTime(w.at)} (values not shown)`,
+        citation: objectCitation(obj.kind, obj.namespace, obj.name, w.index !== undefined ? `metadata.managedFields[${w.index}]` : 'metadata.creationTimestamp'),
+        observedAt: w.at,
+        detail: { manager: w.manager, operation: w.operation, keys, usedBy: obj.usedBy ?? null },
+      };
+      const timing = symptomAfter(symptoms, w.at);
+      const restarts = input.kube.pods.flatMap((p) =>
+        (p.status?.containerStatuses ?? [])
+          .filter((c) => c.lastState?.terminated?.finishedAt && new Date(c.lastState.terminated.finishedAt).getTime() >= w.at.getTime())
+          .map((c) => ({ pod: p.metadata?.name ?? '?', container: c.name, restarts: c.restartCount ?? 0, reason: c.lastState!.terminated!.reason ?? 'terminated' })),
+      );
+      const restartEvidence: Evidence[] = restarts.slice(0, 2).map((r) => ({
+        kind: 'object',
+        summary: `pod ${r.pod}: container ${r.container} restarted after the edit (${r.restarts} restarts, last ${r.reason})`,
+        citation: objectCitation('Pod', t.namespace, r.pod, 'status.containerStatuses'),
+      }));
+      const facts: Record<string, string | number> = {
+        object: objectName,
+        ...(keys.length ? { keys: keys.join(',') } : {}),
+        editor: w.manager,
+        changedAt: w.at.toISOString(),
+        ...(obj.usedBy ? { usedBy: obj.usedBy } : {}),
+      };
+      const key = `config-change:${obj.namespace}/${obj.kind}/${obj.name}`;
+      const title = `${objectName} edited by \`${who}\`${keyText} ${relativeToOnset(w.at, input.onset)}`;
+      const mechanism0 = `${objectName}, which ${t.name} reads (${obj.usedBy}), was ${w.created ? 'introduced by a rollout' : `edited${keyText} by \`${who}\` (field manager \`${w.manager}\`)`}${w.created ? keyText : ''} at ${clockTime(w.at)}, ${relativeToOnset(w.at, input.onset)}`;
+
+      if (timing.relation === 'before' && timing.earlierMetric) {
+        const m = timing.earlierMetric;
+        out.push({
+          key,
+          analyzer: 'config-change',
+          status: 'ruled_out',
+          confidence: 0.05,
+          title,
+          component,
+          mechanism: `${mechanism0}; but the symptoms began earlier.`,
+          reason: `${m.metric === 'error_ratio' ? 'errors' : 'latency'} started at ${clockTime(m.start)}, ${humanDuration(w.at.getTime() - m.start.getTime())} BEFORE ${objectName} was edited`,
+          facts,
+          supporting: [writeEvidence],
+          refuting: [m.evidence],
+        });
+        continue;
+      }
+
+      const first = timing.metricsAfter[0];
+      const corroborated = (first && (timing.delayMs ?? 0) <= CLOSE_AFTER_MS) || timing.logsAfter.length > 0 || restarts.length > 0;
+      const mitigation: MitigationProposal | undefined =
+        w.created && current && previous
+          ? {
+              action: 'rollout_undo',
+              target: { kind: t.kind, namespace: t.namespace, name: t.name },
+              params: { toRevision: previous.rev },
+              command: `kubectl rollout undo ${t.kind.toLowerCase()}/${t.name} -n ${t.namespace} --to-revision=${previous.rev}`,
+              rationale: `revision ${previous.rev} references the previous ${obj.kind} and ran without these errors`,
+            }
+          : undefined;
+      const fix = w.created
+        ? `Undoing the rollout brings back the previous ${obj.kind.toLowerCase()} reference.`
+        : `Fix: restore the previous value${keys.length > 1 ? 's' : ''}${keys.length ? ` of ${keys.join(', ')}` : ''} in ${objectName} (from source control, or \`kubectl edit ${obj.kind.toLowerCase()} ${obj.name} -n ${obj.namespace}\`)${obj.usedBy?.startsWith('env') ? ` and restart ${t.name}: env from a ${obj.kind} is read only at start` : ''}. A rollout undo would not help: the pod template did not change.`;
+      const symptomText = first
+        ? `; ${t.name}'s ${first.metric === 'error_ratio' ? '5xx ratio' : 'p99 latency'} rose from ${fmtLevel(first.before, first.unit)} to ${fmtLevel(first.after, first.unit)} starting ${clockTime(first.start)}`
+        : timing.logsAfter.length
+          ? `; new error logs since: "${timing.logsAfter[0]!.template.slice(0, 120)}"`
+          : restarts.length
+            ? `; ${restarts.length} container${restarts.length > 1 ? 's' : ''} restarted after it`
+            : '';
+      out.push({
+        key,
+        analyzer: 'config-change',
+        status: corroborated ? 'supported' : 'open',
+        confidence: corroborated ? (first && timing.logsAfter.length ? 0.87 : 0.84) + (w.created ? 0.01 : 0) : 0.55,
+        title,
+        component,
+        mechanism: `${mechanism0}${symptomText}. ${fix}`,
+        scope: `${t.name} (every pod reading ${objectName})${input.kube.dependents.length ? `; callers affected: ${input.kube.dependents.map((d) => d.name).join(', ')}` : ''}`,
+        affected: targetScope(input),
+        facts: {
+          ...facts,
+          ...(first ? { metric: first.metric, ...(first.before !== null ? { before: first.before } : {}), ...(first.after !== null ? { after: first.after } : {}) } : {}),
+        },
+        supporting: [writeEvidence, ...timing.metricsAfter.map((m) => m.evidence), ...timing.logsAfter.slice(0, 3).map((l) => l.evidence), ...restartEvidence],
+        refuting: [],
+        ...(mitigation ? { mitigation } : {}),
+      });
+    }
+    return out;
+  },
+};

@@ -1,0 +1,216 @@
+/**
+ * `endpoints-mismatch`: the target's Service has no ready endpoints although the target's pods are
+ * Running and Ready — the Service does not select them (selector `app: checkout-v2` vs pod label
+ * `app: checkout`), or its named targetPort matches no container port, so the endpoints controller
+ * publishes nothing and callers get connection refused / 503.
+ *
+ * The Service is the one named like the workload or named by the alert (`service` label or a bare value).
+ * Who changed the selector comes from the Service's managedFields (owner of `f:spec.f:selector`), or,
+ * for a label edit on the workload side, from the owner of the template labels. Scaled to zero explains
+ * empty endpoints on its own (scaled-to-zero's finding): then this returns nothing. The fix is a Service
+ * (or template label) edit, which Vigil's action catalog does not do: no mitigation; the mechanism says what to set.
+ *
+ * Facts (camelCase):
+ * - `service`, `selector` (`app=checkout-v2`), `podLabels` (`app=checkout,pod-template-hash=…`)
+ * - `mismatchedKey`, `serviceValue`, `podValue` (`<missing>` when the pods lack the key)
+ * - `targetPort`, `containerPorts` (`http:8080/TCP`) for a port mismatch
+ * - `manager`, `changedAt`: who last wrote the selector (or template labels) and when
+ * - `readyPods`: target pods Running and Ready
+ */
+import type { V1Pod, V1Service } from '@kubernetes/client-node';
+import type { ComponentRef, Evidence } from '../../evidence/types.js';
+import type { KubeEvidence } from '../../evidence/kubernetes/gather.js';
+import { describeWriter, writersOf } from '../../evidence/kubernetes/managed-fields.js';
+import type { Analyzer, TriageInput } from '../analyzer.js';
+import { CHANGE_WINDOW_MS } from '../analyzer.js';
+import { objectCitation } from '../citations.js';
+import { clockTime, relativeToOnset } from '../time.js';
+import type { Finding } from '../types.js';
+
+const labelsText = (l: Record<string, string> | undefined) => Object.entries(l ?? {}).map(([k, v]) => `${k}=${v}`).join(',');
+
+function isReady(p: V1Pod): boolean {
+  return p.status?.phase === 'Running' && (p.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+}
+
+/** The Deployment behind a pod: its ReplicaSet owner's name without the template hash. */
+function ownerWorkload(p: V1Pod): { kind: string; name: string } | undefined {
+  const o = p.metadata?.ownerReferences?.find((r) => r.controller) ?? p.metadata?.ownerReferences?.[0];
+  if (!o) return undefined;
+  if (o.kind === 'ReplicaSet') return { kind: 'Deployment', name: o.name.replace(/-[a-z0-9]{6,10}$/, '') };
+  return { kind: o.kind, name: o.name };
+}
+
+/** Workloads in the namespace whose pods' env points at the Service's DNS name. */
+function callersOf(kube: KubeEvidence, service: string, ns: string): ComponentRef[] {
+  const hosts = [`${service}.${ns}.svc`, `${service}.${ns}:`, `//${service}:`, `//${service}/`];
+  const out = new Map<string, ComponentRef>();
+  for (const d of kube.dependents) out.set(`${d.kind}/${d.name}`, { kind: d.kind, namespace: ns, name: d.name });
+  for (const p of kube.namespacePods) {
+    const hit = (p.spec?.containers ?? []).some((c) => (c.env ?? []).some((e) => e.value && hosts.some((h) => e.value!.includes(h))));
+    const owner = hit ? ownerWorkload(p) : undefined;
+    if (owner && owner.name !== kube.target?.name) out.set(`${owner.kind}/${owner.name}`, { ...owner, namespace: ns });
+  }
+  return [...out.values()];
+}
+
+function hasReadyAddresses(ep: { subsets?: { addresses?: unknown[] }[] } | undefined): boolean {
+  return (ep?.subsets ?? []).some((s) => (s.addresses ?? []).length > 0);
+}
+
+/** The Services this alert is about: named like the workload, or named by the alert. */
+function candidateServices(kube: KubeEvidence, alertNames: string[]): KubeEvidence['namespaceServices'] {
+  const t = kube.target!;
+  const names = new Set([t.name, ...alertNames]);
+  const byName = kube.namespaceServices.filter(({ service }) => names.has(service.metadata?.name ?? ''));
+  const selecting = kube.services.filter(({ service }) => !byName.some((b) => b.service.metadata?.name === service.metadata?.name));
+  return [...byName, ...selecting];
+}
+
+function ingressesFor(kube: KubeEvidence, service: string, ns: string): ComponentRef[] {
+  return kube.ingresses
+    .filter((i) => (i.spec?.rules ?? []).some((r) => (r.http?.paths ?? []).some((p) => p.backend?.service?.name === service)))
+    .map((i) => ({ kind: 'Ingress', namespace: ns, name: i.metadata?.name ?? '?' }));
+}
+
+export const endpointsMismatch: Analyzer = {
+  name: 'endpoints-mismatch',
+  analyze({ kube, onset, alert }: TriageInput): Finding[] {
+    const t = kube.target;
+    const w = kube.workload;
+    if (!t || !w) return [];
+    // Scaled to zero: nothing to select, empty endpoints are expected (scaled-to-zero explains them).
+    if ((w.spec as { replicas?: number } | undefined)?.replicas === 0) return [];
+    const podLabels = w.spec?.template?.metadata?.labels ?? {};
+    const ready = kube.pods.filter(isReady);
+    if (ready.length === 0) return [];
+    const alertNames = [alert.labels['service'], ...alert.labelValues].filter((v): v is string => !!v);
+    const out: Finding[] = [];
+
+    for (const { service, endpoints } of candidateServices(kube, alertNames)) {
+      if (hasReadyAddresses(endpoints)) continue;
+      const selector = service.spec?.selector;
+      if (!selector || Object.keys(selector).length === 0) continue; // selector-less Services have hand-made Endpoints
+      const finding = mismatch(kube, service, selector, podLabels, ready, onset) ?? portMismatch(kube, service, ready, onset);
+      if (finding) out.push(finding);
+    }
+    return out;
+  },
+};
+
+function endpointsEvidence(ns: string, name: string): Evidence {
+  return { kind: 'endpoints', summary: `Endpoints ${name}: no ready addresses`, citation: objectCitation('Endpoints', ns, name, 'subsets') };
+}
+
+function readyEvidence(ns: string, ready: V1Pod[], labels: Record<string, string>): Evidence {
+  return {
+    kind: 'object',
+    summary: `${ready.length} pod(s) Running and Ready (${ready.map((p) => p.metadata?.name).join(', ')}) with labels ${labelsText(labels)}`,
+    citation: objectCitation('Pod', ns, ready[0]!.metadata?.name ?? '?', 'metadata.labels'),
+  };
+}
+
+function mismatch(kube: KubeEvidence, service: V1Service, selector: Record<string, string>, podLabels: Record<string, string>, ready: V1Pod[], onset: Date): Finding | undefined {
+  const t = kube.target!;
+  const name = service.metadata?.name ?? '?';
+  const diff = Object.entries(selector).filter(([k, v]) => (ready[0]!.metadata?.labels ?? podLabels)[k] !== v);
+  if (diff.length === 0) return undefined;
+  const [key, value] = diff[0]!;
+  const podValue = (ready[0]!.metadata?.labels ?? podLabels)[key];
+
+  // Who moved: the Service's selector writer, or the workload's template-labels writer — the newer one.
+  const svcWriter = writersOf(service.metadata?.managedFields, ['spec', 'selector'])[0];
+  const tplWriter = writersOf(kube.workload?.metadata?.managedFields, ['spec', 'template', 'metadata', 'labels'])[0];
+  const writer = [svcWriter && { w: svcWriter, on: 'Service' as const }, tplWriter && { w: tplWriter, on: t.kind }]
+    .filter((x): x is NonNullable<typeof x> => !!x)
+    .sort((a, b) => (b.w.time?.getTime() ?? 0) - (a.w.time?.getTime() ?? 0))[0];
+  const recent = writer?.w.time ? onset.getTime() - writer.w.time.getTime() <= CHANGE_WINDOW_MS : false;
+
+  const supporting: Evidence[] = [
+    {
+      kind: 'object',
+      summary: `Service ${name} selects ${labelsText(selector)}; the pods carry ${key}=${podValue ?? '<missing>'} (selector wants ${key}=${value})`,
+      citation: objectCitation('Service', t.namespace, name, 'spec.selector'),
+      detail: { selector, podLabels: ready[0]!.metadata?.labels ?? podLabels },
+    },
+    endpointsEvidence(t.namespace, name),
+    readyEvidence(t.namespace, ready, ready[0]!.metadata?.labels ?? podLabels),
+  ];
+  if (writer) {
+    const citation = writer.on === 'Service' ? objectCitation('Service', t.namespace, name, `metadata.managedFields[${writer.w.index}]`) : objectCitation(t.kind, t.namespace, t.name, `metadata.managedFields[${writer.w.index}]`);
+    supporting.push({
+      kind: 'managed_fields',
+      summary: `managedFields: \`${writer.w.manager}\` (${describeWriter(writer.w)}) last wrote ${writer.on === 'Service' ? `service/${name} spec.selector` : `${t.kind.toLowerCase()}/${t.name} template labels`}${writer.w.time ? ` at ${clockTime(writer.w.time)}` : ''}`,
+      citation,
+      observedAt: writer.w.time,
+      detail: { manager: writer.w.manager, operation: writer.w.operation, time: writer.w.time?.toISOString() ?? null },
+    });
+  }
+  const callers = callersOf(kube, name, t.namespace);
+  const facts: Record<string, string | number | boolean> = {
+    service: name,
+    selector: labelsText(selector),
+    podLabels: labelsText(ready[0]!.metadata?.labels ?? podLabels),
+    mismatchedKey: key,
+    serviceValue: value,
+    podValue: podValue ?? '<missing>',
+    readyPods: ready.length,
+    ...(writer ? { manager: writer.w.manager, editedObject: writer.on } : {}),
+    ...(writer?.w.time ? { changedAt: writer.w.time.toISOString() } : {}),
+  };
+  const fix =
+    writer?.on === t.kind
+      ? `Restore the pod template label ${key}=${value} on ${t.kind.toLowerCase()}/${t.name} (or change the Service selector to ${key}=${podValue})`
+      : `Set the selector of service/${name} back to ${key}=${podValue ?? '<the pods\' value>'} (kubectl edit service/${name} -n ${t.namespace})`;
+  return {
+    key: `endpoints-mismatch:${t.namespace}/Service/${name}`,
+    analyzer: 'endpoints-mismatch',
+    status: 'supported',
+    confidence: writer && recent ? 0.95 : 0.9,
+    title: `Service ${name} selects no pods: selector ${key}=${value}, pods have ${key}=${podValue ?? '<missing>'}`,
+    component: { kind: 'Service', namespace: t.namespace, name },
+    mechanism:
+      `service/${name} in ${t.namespace} selects ${labelsText(selector)}, but the ${ready.length} Ready pod(s) of ${t.name} carry ${key}=${podValue ?? '<no such label>'}, so its Endpoints are empty` +
+      (writer ? `; ${writer.on === 'Service' ? 'the selector was' : 'the template labels were'} last written by \`${describeWriter(writer.w)}\` (field manager \`${writer.w.manager}\`)${writer.w.time ? ` at ${clockTime(writer.w.time)}, ${relativeToOnset(writer.w.time, onset)}` : ''}` : '') +
+      `. ${fix}.`,
+    scope: `every request to service/${name} fails (no endpoints) although ${t.name} is healthy${callers.length ? `; callers affected: ${callers.map((c) => c.name).join(', ')}` : ''}`,
+    affected: [{ kind: 'Service', namespace: t.namespace, name }, ...callers, ...ingressesFor(kube, name, t.namespace)],
+    facts,
+    supporting,
+    refuting: [],
+  };
+}
+
+function portMismatch(kube: KubeEvidence, service: V1Service, ready: V1Pod[], onset: Date): Finding | undefined {
+  const t = kube.target!;
+  const name = service.metadata?.name ?? '?';
+  const containers = ready[0]!.spec?.containers ?? [];
+  const ports = containers.flatMap((c) => c.ports ?? []);
+  const portsText = ports.map((p) => `${p.name ? `${p.name}:` : ''}${p.containerPort}/${p.protocol ?? 'TCP'}`).join(', ');
+  // Only a NAMED targetPort that no container declares empties the Endpoints; a number is used as is.
+  const bad = (service.spec?.ports ?? []).find((p) => typeof p.targetPort === 'string' && !/^\d+$/.test(p.targetPort) && !ports.some((c) => c.name === p.targetPort));
+  if (!bad) return undefined;
+  const writer = writersOf(service.metadata?.managedFields, ['spec', 'ports'])[0];
+  const callers = callersOf(kube, name, t.namespace);
+  return {
+    key: `endpoints-mismatch:${t.namespace}/Service/${name}`,
+    analyzer: 'endpoints-mismatch',
+    status: 'supported',
+    confidence: 0.9,
+    title: `Service ${name}: targetPort "${String(bad.targetPort)}" matches no container port`,
+    component: { kind: 'Service', namespace: t.namespace, name },
+    mechanism:
+      `service/${name} port ${bad.port} targets the named port "${String(bad.targetPort)}", but the pods of ${t.name} declare ${portsText || 'no ports'}, so the endpoints controller publishes no address` +
+      (writer?.time ? `; spec.ports last written by \`${describeWriter(writer)}\` at ${clockTime(writer.time)}, ${relativeToOnset(writer.time, onset)}` : '') +
+      `. Set targetPort to one of the container ports (${portsText || 'none declared'}) or name the container port "${String(bad.targetPort)}".`,
+    scope: `every request to service/${name} fails${callers.length ? `; callers affected: ${callers.map((c) => c.name).join(', ')}` : ''}`,
+    affected: [{ kind: 'Service', namespace: t.namespace, name }, ...callers, ...ingressesFor(kube, name, t.namespace)],
+    facts: { service: name, targetPort: String(bad.targetPort), containerPorts: portsText, readyPods: ready.length, ...(writer?.time ? { manager: writer.manager, changedAt: writer.time.toISOString() } : {}) },
+    supporting: [
+      { kind: 'object', summary: `Service ${name} port ${bad.port} → targetPort ${String(bad.targetPort)}; containers declare ${portsText || 'nothing'}`, citation: objectCitation('Service', t.namespace, name, 'spec.ports') },
+      endpointsEvidence(t.namespace, name),
+      readyEvidence(t.namespace, ready, ready[0]!.metadata?.labels ?? {}),
+    ],
+    refuting: [],
+  };
+}

@@ -1,0 +1,222 @@
+/**
+ * `hpa-at-max`: the target's HorizontalPodAutoscaler runs at maxReplicas and wants more
+ * (ScalingLimited=True, reason TooManyReplicas: "the desired replica count is more than the maximum
+ * replica count"), with its metric far above target (cpu 185% of 60%): the workload is saturated.
+ *
+ * Load or regression? The request rate from Prometheus decides: traffic rising at the onset means
+ * load-driven saturation (supported); latency up while traffic is flat means each request got more
+ * expensive — a regression the HPA merely reflects (inconclusive, pointing at the change). Vigil's
+ * catalog has no safe action on an HPA (raising maxReplicas is a human edit), so no mitigation.
+ *
+ * Facts (camelCase):
+ * - `hpa`, `maxReplicas`, `currentReplicas`, `desiredReplicas`
+ * - `metric` (`cpu`, `memory`, or a custom metric name), `current`, `target` (numbers, `unit` says what: `%` or raw)
+ * - `limitedSince`: ScalingLimited's lastTransitionTime (ISO)
+ * - `trafficBefore` / `trafficAfter` (req/s) and `trafficRatio`, when Prometheus has the request rate
+ * - `driver`: `load` | `regression` | `unknown`
+ */
+import type { V2HorizontalPodAutoscaler, V2MetricSpec, V2MetricStatus } from '@kubernetes/client-node';
+import type { ComponentRef, Evidence } from '../../evidence/types.js';
+import type { KubeEvidence } from '../../evidence/kubernetes/gather.js';
+import { metricEvidence } from '../../evidence/prometheus/evidence.js';
+import type { MetricSummary, SeriesSummary } from '../../evidence/prometheus/types.js';
+import type { Analyzer, TriageInput } from '../analyzer.js';
+import { CHANGE_WINDOW_MS } from '../analyzer.js';
+import { clockTime, humanDuration, relativeToOnset } from '../time.js';
+import type { Finding } from '../types.js';
+
+/** Traffic this much above its baseline is a load increase. */
+const LOAD_RATIO = 1.5;
+
+function hpaCitation(ns: string, name: string, fragment: string) {
+  return { source: 'kubernetes', ref: `apis/autoscaling/v2/namespaces/${ns}/horizontalpodautoscalers/${name}#${fragment}` };
+}
+
+interface MetricReading {
+  metric: string;
+  current?: number;
+  target?: number;
+  unit: string;
+}
+
+/** Pair each spec metric with its status; utilization in %, values and averages as plain numbers. */
+export function readMetrics(spec: V2MetricSpec[] | undefined, status: V2MetricStatus[] | undefined): MetricReading[] {
+  return (spec ?? []).map((s, i) => {
+    const st = status?.[i];
+    if (s.type === 'Resource' && s.resource) {
+      const cur = status?.find((x) => x.type === 'Resource' && x.resource?.name === s.resource!.name)?.resource?.current;
+      if (s.resource.target.averageUtilization !== undefined)
+        return { metric: s.resource.name, target: s.resource.target.averageUtilization, current: cur?.averageUtilization, unit: '%' };
+      return { metric: s.resource.name, target: num(s.resource.target.averageValue), current: num(cur?.averageValue), unit: '' };
+    }
+    const name = s.pods?.metric.name ?? s.object?.metric.name ?? s.external?.metric.name ?? s.containerResource?.name ?? s.type;
+    const target = s.pods?.target ?? s.object?.target ?? s.external?.target ?? s.containerResource?.target;
+    const cur = st?.pods?.current ?? st?.object?.current ?? st?.external?.current ?? st?.containerResource?.current;
+    if (target?.averageUtilization !== undefined) return { metric: name, target: target.averageUtilization, current: cur?.averageUtilization, unit: '%' };
+    return { metric: name, target: num(target?.averageValue ?? target?.value), current: num(cur?.averageValue ?? cur?.value), unit: '' };
+  });
+}
+
+/** Quantities as numbers (`500m` → 0.5, `120` → 120); unparseable → undefined. */
+function num(q: string | number | undefined): number | undefined {
+  if (q === undefined) return undefined;
+  if (typeof q === 'number') return q;
+  const m = /^([0-9.]+)(m|k|M|G)?$/.exec(q);
+  if (!m) return undefined;
+  const mult = { m: 1e-3, k: 1e3, M: 1e6, G: 1e9 }[m[2] ?? ''] ?? 1;
+  return Number(m[1]) * mult;
+}
+
+/** The series' level before and after the onset (change point first, else baseline vs last). */
+function levels(s: SeriesSummary, onset: Date): { before: number; after: number; at?: Date } | undefined {
+  const cp = s.changePoints.filter((c) => Math.abs(c.at.getTime() - onset.getTime()) <= 30 * 60_000).sort((a, b) => b.after / (b.before || 1) - a.after / (a.before || 1))[0];
+  if (cp) return { before: cp.before, after: cp.after, at: cp.at };
+  if (s.baseline && s.last !== null) return { before: s.baseline.median, after: s.last, at: s.deviationStart };
+  return undefined;
+}
+
+function summary(summaries: MetricSummary[] | undefined, id: string): MetricSummary | undefined {
+  return summaries?.find((s) => s.id === id && s.status === 'success' && s.series.length > 0);
+}
+
+function scopeRefs(kube: KubeEvidence): ComponentRef[] {
+  const ns = kube.target?.namespace;
+  const services = kube.services.map(({ service }) => service.metadata?.name ?? '?');
+  return [
+    ...services.map((name) => ({ kind: 'Service', namespace: ns, name })),
+    ...kube.dependents.map((d) => ({ kind: d.kind, namespace: ns, name: d.name })),
+    ...kube.ingresses
+      .filter((i) => (i.spec?.rules ?? []).some((r) => (r.http?.paths ?? []).some((p) => services.includes(p.backend?.service?.name ?? ''))))
+      .map((i) => ({ kind: 'Ingress', namespace: ns, name: i.metadata?.name ?? '?' })),
+  ];
+}
+
+function atMax(h: V2HorizontalPodAutoscaler): boolean {
+  const max = h.spec?.maxReplicas;
+  const limited = (h.status?.conditions ?? []).some((c) => c.type === 'ScalingLimited' && c.status === 'True' && c.reason === 'TooManyReplicas');
+  return limited || (max !== undefined && (h.status?.currentReplicas ?? 0) >= max && (h.status?.desiredReplicas ?? 0) >= max);
+}
+
+export const hpaAtMax: Analyzer = {
+  name: 'hpa-at-max',
+  analyze({ kube, onset, metrics, changes }: TriageInput): Finding[] {
+    const t = kube.target;
+    if (!t) return [];
+    const out: Finding[] = [];
+    for (const h of kube.hpas.filter(atMax)) {
+      const name = h.metadata?.name ?? '?';
+      const max = h.spec?.maxReplicas ?? 0;
+      const current = h.status?.currentReplicas ?? 0;
+      const desired = h.status?.desiredReplicas ?? current;
+      const limited = (h.status?.conditions ?? []).find((c) => c.type === 'ScalingLimited' && c.status === 'True');
+      const limitedSince = limited?.lastTransitionTime ? new Date(limited.lastTransitionTime) : undefined;
+      const readings = readMetrics(h.spec?.metrics, h.status?.currentMetrics ?? undefined);
+      // The metric furthest over its target is the one pinning the HPA at max.
+      const over = readings
+        .filter((r) => r.current !== undefined && r.target !== undefined && r.target > 0)
+        .sort((a, b) => b.current! / b.target! - a.current! / a.target!)[0];
+      const fmt = (r: MetricReading, v: number | undefined) => `${v ?? '?'}${r.unit}`;
+
+      const supporting: Evidence[] = [
+        {
+          kind: 'object',
+          summary:
+            `HPA ${name}: ${current}/${max} replicas (desired ${desired})` +
+            (limited ? `, ScalingLimited ${limited.reason}: "${limited.message ?? ''}"${limitedSince ? ` since ${clockTime(limitedSince)}` : ''}` : '') +
+            (over ? `; ${over.metric} ${fmt(over, over.current)} of target ${fmt(over, over.target)}` : ''),
+          citation: hpaCitation(t.namespace, name, 'status'),
+          observedAt: limitedSince,
+          detail: { maxReplicas: max, currentReplicas: current, desiredReplicas: desired, metrics: readings },
+        },
+      ];
+      const refuting: Evidence[] = [];
+      const facts: Record<string, string | number | boolean> = { hpa: name, maxReplicas: max, currentReplicas: current, desiredReplicas: desired };
+      if (over) {
+        facts.metric = over.metric;
+        facts.current = over.current!;
+        facts.target = over.target!;
+        facts.unit = over.unit;
+      }
+      if (limitedSince) facts.limitedSince = limitedSince.toISOString();
+
+      // Load or regression: what did traffic do at the onset?
+      const rate = summary(metrics?.summaries, 'request_rate');
+      const latency = summary(metrics?.summaries, 'latency_p99');
+      let driver: 'load' | 'regression' | 'unknown' = 'unknown';
+      const traffic = rate ? levels(rate.series[0]!, onset) : undefined;
+      if (rate && traffic) {
+        const ratio = traffic.before > 0 ? traffic.after / traffic.before : Number.POSITIVE_INFINITY;
+        facts.trafficBefore = Number(traffic.before.toPrecision(3));
+        facts.trafficAfter = Number(traffic.after.toPrecision(3));
+        if (Number.isFinite(ratio)) facts.trafficRatio = Number(ratio.toFixed(2));
+        const lines = metricEvidence(rate);
+        const line: Evidence = lines[0] ?? {
+          kind: 'metric',
+          summary: `${rate.title} ${traffic.before.toPrecision(3)} → ${traffic.after.toPrecision(3)} req/s`,
+          citation: rate.citation,
+        };
+        if (ratio >= LOAD_RATIO) {
+          driver = 'load';
+          supporting.push(line);
+        } else {
+          driver = latency && metricEvidence(latency).length > 0 ? 'regression' : 'unknown';
+          refuting.push({ ...line, summary: `traffic did not rise (${traffic.before.toPrecision(3)} → ${traffic.after.toPrecision(3)} req/s): the saturation is not load` });
+        }
+      }
+      if (latency) {
+        const lines = metricEvidence(latency);
+        if (lines[0]) (driver === 'regression' ? refuting : supporting).push(lines[0]);
+      }
+      facts.driver = driver;
+
+      // A recent rollout of the target with flat traffic is the better explanation: per-request cost went up.
+      const recentRollout = changes.find(
+        (c) =>
+          c.target.namespace === t.namespace &&
+          c.target.name === t.name &&
+          ['rollout', 'image', 'resources', 'deploy', 'helm_upgrade'].includes(c.kind) &&
+          onset.getTime() - c.at.getTime() <= CHANGE_WINDOW_MS &&
+          c.at.getTime() <= onset.getTime(),
+      );
+      if (recentRollout && driver !== 'load') {
+        refuting.push({
+          kind: 'change',
+          summary: `${recentRollout.summary} (${relativeToOnset(recentRollout.at, onset)}) without more traffic: each request likely got more expensive`,
+          citation: recentRollout.citation,
+          observedAt: recentRollout.at,
+        });
+      }
+
+      const status = driver === 'load' ? 'supported' : driver === 'regression' || recentRollout ? 'inconclusive' : 'supported';
+      const confidence = driver === 'load' ? 0.88 : status === 'inconclusive' ? 0.45 : 0.7;
+      const affected = scopeRefs(kube);
+      const overText = over ? `${over.metric} at ${fmt(over, over.current)} against a target of ${fmt(over, over.target)}` : 'its metric above target';
+      out.push({
+        key: `hpa-at-max:${t.namespace}/${t.kind}/${t.name}`,
+        analyzer: 'hpa-at-max',
+        status,
+        confidence,
+        title: `${t.name} saturated: HPA ${name} at maxReplicas ${max}${over ? ` (${over.metric} ${fmt(over, over.current)}/${fmt(over, over.target)})` : ''}${driver === 'load' && facts.trafficRatio ? `, traffic ×${facts.trafficRatio}` : ''}`,
+        component: { kind: t.kind, namespace: t.namespace, name: t.name },
+        mechanism:
+          `HPA ${t.namespace}/${name} runs ${t.name} at ${current} replicas = maxReplicas ${max}` +
+          (desired > max ? ` and wants ${desired}` : '') +
+          `, with ${overText}` +
+          (limitedSince ? `; scaling has been limited (TooManyReplicas) since ${clockTime(limitedSince)}, ${humanDuration(onset.getTime() - limitedSince.getTime())} ${limitedSince <= onset ? 'before' : 'after'} the alert` : '') +
+          '. ' +
+          (driver === 'load'
+            ? `Traffic rose from ${facts.trafficBefore} to ${facts.trafficAfter} req/s (×${facts.trafficRatio ?? '∞'}) at the onset: load-driven saturation. `
+            : driver === 'regression'
+              ? 'Traffic did not rise while latency did: a per-request regression pins the HPA, more replicas would only hide it. '
+              : '') +
+          `Raise spec.maxReplicas of HPA ${name} (and check cluster capacity for the extra pods); HPAs are edited by humans, not by Vigil.`,
+        scope: `every request to ${t.name} competes for ${max} saturated replicas${affected.length ? `; ${affected.map((a) => `${a.kind.toLowerCase()}/${a.name}`).join(', ')} see the latency` : ''}`,
+        affected,
+        facts,
+        supporting,
+        refuting,
+      });
+    }
+    return out;
+  },
+};

@@ -1,0 +1,224 @@
+/**
+ * `oom-killed`: target containers whose last termination is OOMKilled (exit code 137: the kernel's OOM
+ * killer ended the cgroup at its memory limit), with the limit, and — when the previous ReplicaSet ran a
+ * higher limit — the previous limit and who lowered it (the managedFields writer of the container's
+ * resources). Memory working set vs limit from Prometheus corroborates when present.
+ *
+ * Facts (camelCase): `container`, `lastTermination` ('OOMKilled'), `exitCode` (137), `oomKilledPods`,
+ * `restartCount`, `memoryLimit` (as written, e.g. '256Mi'; absent when the container has none),
+ * `previousMemoryLimit`, `limitLowered` (boolean), `manager` (field manager that wrote the resources),
+ * `changedAt`, `revision`, `previousRevision`, `peakLimitRatio` (working set / limit, from Prometheus).
+ *
+ * An OOM kill that ended more than the change window before the onset, with the container running since,
+ * is returned as `unrelated`: the lastState of a container keeps its last termination forever.
+ */
+import type { V1Container, V1ManagedFieldsEntry } from '@kubernetes/client-node';
+import { describeWriter } from '../../evidence/kubernetes/managed-fields.js';
+import { metricEvidence } from '../../evidence/prometheus/evidence.js';
+import type { Evidence } from '../../evidence/types.js';
+import type { Analyzer, TriageInput } from '../analyzer.js';
+import { CHANGE_WINDOW_MS } from '../analyzer.js';
+import { objectCitation } from '../citations.js';
+import { clockTime, humanDuration, relativeToOnset } from '../time.js';
+import type { Finding, MitigationProposal } from '../types.js';
+import { containerStatuses, imageTag, podContainer, podEvents, eventEvidence, revisionEvidence, revisions, servingScope, templateContainer, undoProposal } from './crash-loop.js';
+
+const UNITS: Record<string, number> = { '': 1, k: 1e3, K: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, Ki: 1024, Mi: 1024 ** 2, Gi: 1024 ** 3, Ti: 1024 ** 4, Pi: 1024 ** 5 };
+
+/** A Kubernetes memory quantity (`256Mi`, `1G`, `536870912`, `5e8`) in bytes. */
+export function memoryBytes(q: string | undefined): number | undefined {
+  const m = /^([0-9.]+(?:[eE][+-]?\d+)?)([kKMGTP]i?)?$/.exec(q?.trim() ?? '');
+  if (!m) return undefined;
+  const unit = UNITS[m[2] ?? ''];
+  return unit === undefined ? undefined : Number(m[1]) * unit;
+}
+
+/** Managed-fields entries that own this container's `resources` in the pod template, newest first. */
+function resourceWriters(entries: V1ManagedFieldsEntry[] | undefined, container: string): { entry: V1ManagedFieldsEntry; index: number; time?: Date }[] {
+  const key = `k:${JSON.stringify({ name: container })}`;
+  return (entries ?? [])
+    .map((entry, index) => ({ entry, index, time: entry.time ? new Date(entry.time) : undefined }))
+    .filter(({ entry }) => {
+      let node: unknown = entry.fieldsV1;
+      for (const part of ['f:spec', 'f:template', 'f:spec', 'f:containers', key, 'f:resources']) {
+        if (typeof node !== 'object' || node === null) return false;
+        node = (node as Record<string, unknown>)[part];
+      }
+      return node !== undefined;
+    })
+    .sort((a, b) => (b.time?.getTime() ?? 0) - (a.time?.getTime() ?? 0));
+}
+
+const memLimit = (c: V1Container | undefined): string | undefined => (c?.resources?.limits as Record<string, string> | undefined)?.['memory'];
+
+/** What else a rollout changed in the container besides its resources (image, env, probes…). */
+function otherDifferences(a: V1Container | undefined, b: V1Container | undefined): string[] {
+  if (!a || !b) return [];
+  const strip = (c: V1Container) => JSON.stringify({ ...c, resources: undefined });
+  if (strip(a) === strip(b)) return [];
+  return a.image !== b.image ? [`image ${imageTag(b.image)} → ${imageTag(a.image)}`] : ['other container settings'];
+}
+
+export const oomKilled: Analyzer = {
+  name: 'oom-killed',
+  analyze({ kube, onset, metrics }: TriageInput): Finding[] {
+    const t = kube.target;
+    if (!t || !kube.workload) return [];
+    const kills = kube.pods.flatMap((pod) =>
+      containerStatuses(pod)
+        .map((status) => ({ pod, podName: pod.metadata?.name ?? '?', status, term: status.lastState?.terminated ?? status.state?.terminated }))
+        .filter((k) => k.term?.reason === 'OOMKilled'),
+    );
+    if (kills.length === 0) return [];
+    const component = { kind: t.kind, namespace: t.namespace, name: t.name };
+    const finished = (k: (typeof kills)[number]) => (k.term?.finishedAt ? new Date(k.term.finishedAt) : undefined);
+    const recent = kills.filter((k) => {
+      const at = finished(k);
+      return k.status.state?.waiting?.reason === 'CrashLoopBackOff' || (at ? onset.getTime() - at.getTime() <= CHANGE_WINDOW_MS : false);
+    });
+    const key = `oom-killed:${t.namespace}/${t.kind}/${t.name}`;
+
+    if (recent.length === 0) {
+      const k = kills.sort((a, b) => (finished(b)?.getTime() ?? 0) - (finished(a)?.getTime() ?? 0))[0]!;
+      const at = finished(k);
+      return [
+        {
+          key,
+          analyzer: 'oom-killed',
+          status: 'unrelated',
+          confidence: 0.05,
+          title: `old OOM kill of ${k.status.name} in ${k.podName}`,
+          component,
+          mechanism: `Container ${k.status.name} of pod ${k.podName} was OOMKilled once${at ? ` at ${at.toISOString().slice(0, 16).replace('T', ' ')}` : ''} and has run since.`,
+          reason: at ? `the OOM kill ended ${humanDuration(onset.getTime() - at.getTime())} before the alert and the container is running` : 'the OOM kill has no time and the container is running',
+          supporting: [],
+          refuting: [
+            {
+              kind: 'object',
+              summary: `pod ${k.podName}: ${k.status.name} ${k.status.state?.running ? 'running' : 'not waiting'}, last terminated OOMKilled${at ? ` at ${at.toISOString().slice(0, 16).replace('T', ' ')}` : ''}`,
+              citation: objectCitation('Pod', t.namespace, k.podName, 'status.containerStatuses'),
+              observedAt: at,
+            },
+          ],
+        },
+      ];
+    }
+
+    const container = recent[0]!.status.name;
+    const mine = recent.filter((k) => k.status.name === container);
+    const pods = [...new Set(mine.map((k) => k.podName))];
+    const last = mine.sort((a, b) => (finished(b)?.getTime() ?? 0) - (finished(a)?.getTime() ?? 0))[0]!;
+    const lastAt = finished(last);
+    const restartCount = Math.max(...mine.map((k) => k.status.restartCount ?? 0));
+    const limit = memLimit(podContainer(last.pod, container)) ?? memLimit(templateContainer(kube.workload, container));
+    const exitCode = last.term?.exitCode ?? 137;
+    const facts: Record<string, string | number | boolean> = { container, lastTermination: 'OOMKilled', exitCode, oomKilledPods: pods.length, restartCount };
+    if (limit) facts['memoryLimit'] = limit;
+    const supporting: Evidence[] = [
+      {
+        kind: 'object',
+        summary: `pod ${last.podName}: ${container} last terminated OOMKilled (exit code ${exitCode})${lastAt ? ` at ${clockTime(lastAt)}` : ''}, ${last.status.restartCount ?? 0} restarts; memory limit ${limit ?? 'none'}`,
+        citation: objectCitation('Pod', t.namespace, last.podName, 'status.containerStatuses'),
+        observedAt: lastAt,
+        detail: { pods, restartCount, exitCode, memoryLimit: limit ?? null, waiting: last.status.state?.waiting?.reason ?? null },
+      },
+    ];
+    const backoff = podEvents(kube, pods, onset, /^BackOff$/).sort((a, b) => (b.count ?? 1) - (a.count ?? 1))[0];
+    if (backoff) supporting.push(eventEvidence(backoff));
+
+    // Was the limit lowered? The previous revision's template says what it was; managedFields say who wrote it.
+    const { current, previous } = revisions(kube);
+    const prevContainer = templateContainer(previous?.replicaSet, container);
+    const curContainer = templateContainer(current?.replicaSet, container) ?? templateContainer(kube.workload, container);
+    const previousLimit = memLimit(prevContainer);
+    const lowered =
+      !!limit && !!previousLimit && !!current && (memoryBytes(previousLimit) ?? 0) > (memoryBytes(limit) ?? Infinity) && (!current.createdAt || onset.getTime() - current.createdAt.getTime() <= CHANGE_WINDOW_MS);
+    const writer = resourceWriters(kube.workload.metadata?.managedFields, container)[0];
+    const who = writer ? describeWriter({ manager: writer.entry.manager ?? 'unknown', subresource: writer.entry.subresource, operation: writer.entry.operation ?? 'Update' }) : undefined;
+    const alsoChanged = lowered ? otherDifferences(curContainer, prevContainer) : [];
+    if (lowered && current && previous) {
+      Object.assign(facts, { previousMemoryLimit: previousLimit!, limitLowered: true, revision: current.revision, previousRevision: previous.revision });
+      if (current.createdAt) facts['changedAt'] = current.createdAt.toISOString();
+      supporting.push(revisionEvidence(kube, current, onset, `memory limit ${previousLimit} → ${limit}${alsoChanged.length ? `, also ${alsoChanged.join(', ')}` : ''}`));
+      if (writer) {
+        facts['manager'] = writer.entry.manager ?? 'unknown';
+        if (writer.time) facts['changedAt'] = writer.time.toISOString();
+        supporting.push({
+          kind: 'managed_fields',
+          summary: `managedFields: manager \`${writer.entry.manager}\` (${who}) ${writer.entry.operation ?? 'Update'} owns the ${container} container's resources${writer.time ? ` (${clockTime(writer.time)}, ${relativeToOnset(writer.time, onset)})` : ''}`,
+          citation: objectCitation(t.kind, t.namespace, t.name, `metadata.managedFields[${writer.index}]`),
+          observedAt: writer.time,
+          detail: { manager: writer.entry.manager, operation: writer.entry.operation, time: writer.time?.toISOString() ?? null },
+        });
+      }
+    }
+
+    // Metrics: how close the working set comes to the limit, and what the pods used before the change.
+    const ratio = metrics?.summaries.find((s) => s.id === 'memory_limit_ratio' && s.status === 'success');
+    const high = (ratio?.series ?? []).filter((s) => (s.max ?? 0) >= (ratio?.threshold ?? 0.9)).sort((a, b) => (b.max ?? 0) - (a.max ?? 0));
+    if (ratio && high[0]) {
+      facts['peakLimitRatio'] = Math.round((high[0].max ?? 0) * 100) / 100;
+      supporting.push({
+        kind: 'metric',
+        summary: `memory working set reached ${Math.round((high[0].max ?? 0) * 100)}% of the limit in ${high.length} pod${high.length === 1 ? '' : 's'} (${high.map((s) => s.metric['pod']).filter(Boolean).slice(0, 3).join(', ')})`,
+        citation: ratio.citation,
+        detail: { pods: high.map((s) => s.metric['pod']), max: high.map((s) => s.max) },
+      });
+    }
+    const ws = metrics?.summaries.find((s) => s.id === 'memory_working_set' && s.status === 'success');
+    const livePods = new Set(kube.pods.map((p) => p.metadata?.name));
+    const before = (ws?.series ?? []).filter((s) => s.metric['pod'] && !livePods.has(s.metric['pod']) && s.max !== null);
+    const limitBytes = memoryBytes(limit);
+    if (ws && before.length && limitBytes) {
+      const peak = Math.max(...before.map((s) => s.max ?? 0));
+      if (peak > limitBytes * 0.9) {
+        supporting.push({
+          kind: 'metric',
+          summary: `pods before the change used up to ${Math.round(peak / 2 ** 20)} MiB working set, ${peak > limitBytes ? 'more than' : 'close to'} the ${limit} limit`,
+          citation: ws.citation,
+          detail: { pods: before.map((s) => s.metric['pod']), peakBytes: peak, limitBytes },
+        });
+      }
+    }
+    if (ws) supporting.push(...metricEvidence(ws).slice(0, 1));
+
+    const { scope, affected, evidence } = servingScope(kube, `${pods.length} of ${kube.pods.length} ${t.name} pods are OOMKilled and restarting`);
+    supporting.push(...evidence.filter((e) => (e.detail?.['ready'] as number) === 0));
+
+    let mitigation: MitigationProposal | undefined;
+    if (lowered && previous && alsoChanged.length) {
+      mitigation = undoProposal(kube, previous, `the memory limit came down (${previousLimit} → ${limit}) with a rollout that also changed ${alsoChanged.join(', ')}; revision ${previous.revision} ran with ${previousLimit}`);
+    } else if (lowered) {
+      mitigation = {
+        action: 'set_resources',
+        target: component,
+        params: { container, limits: { memory: previousLimit } },
+        command: `kubectl set resources ${t.kind.toLowerCase()}/${t.name} -n ${t.namespace} -c ${container} --limits=memory=${previousLimit}`,
+        rationale: `restore the ${previousLimit} limit the container ran with before ${who ? `${who} lowered it` : 'it was lowered'} to ${limit}`,
+      };
+    }
+
+    const mechanism =
+      `Container ${container} of ${t.kind.toLowerCase()}/${t.name} is killed by the kernel OOM killer (OOMKilled, exit code ${exitCode}) in ${pods.length} pod${pods.length === 1 ? '' : 's'}, up to ${restartCount} restarts` +
+      (limit ? `: it reaches its memory limit of ${limit}` : ': it has no memory limit, so the node ran out of memory') +
+      (lowered ? `, lowered from ${previousLimit}${who ? ` by \`${who}\` (field manager \`${writer!.entry.manager}\`)` : ''} in revision ${current!.revision}${current!.createdAt ? ` at ${clockTime(current!.createdAt)}, ${relativeToOnset(current!.createdAt, onset)}` : ''}` : '') +
+      '.';
+    return [
+      {
+        key,
+        analyzer: 'oom-killed',
+        status: 'supported',
+        confidence: lowered ? 0.95 : limit ? 0.92 : 0.9,
+        title: `${t.name} OOMKilled${limit ? ` at its ${limit} memory limit` : ''}${lowered ? ` (lowered from ${previousLimit}${who ? ` by ${who}` : ''})` : ''}`,
+        component,
+        mechanism,
+        scope,
+        affected,
+        facts,
+        supporting,
+        refuting: [],
+        ...(mitigation ? { mitigation } : {}),
+      },
+    ];
+  },
+};

@@ -1,0 +1,131 @@
+/**
+ * `tls-certificate`: the certificate an Ingress of the target serves (a `kubernetes.io/tls` Secret,
+ * parsed from its public `tls.crt`) expired — browsers and clients refuse the TLS handshake, so every
+ * request to the Ingress hosts fails before it reaches the target. A certificate expiring within
+ * `SOON_DAYS` is reported as an open warning; one served by an Ingress that does not route to the
+ * target is left alone.
+ *
+ * Facts (camelCase): `secretName` (not `secret`: the redactor masks values under secret-like keys),
+ * `notAfter` (ISO), `daysLeft` (days from the onset to notAfter, negative
+ * once expired, two decimals), `hosts` (comma-separated Ingress hosts), `ingress` (comma-separated),
+ * `issuer`, `subject`.
+ * No mitigation: renewal (cert-manager, the CA) is outside the action catalog; the mechanism says what to renew.
+ */
+import type { V1Ingress } from '@kubernetes/client-node';
+import type { TlsCertificate } from '../../evidence/kubernetes/surroundings.js';
+import type { ComponentRef, Evidence } from '../../evidence/types.js';
+import type { Analyzer, TriageInput } from '../analyzer.js';
+import { CHANGE_WINDOW_MS } from '../analyzer.js';
+import { objectCitation } from '../citations.js';
+import { humanDuration } from '../time.js';
+import type { Finding } from '../types.js';
+
+const DAY_MS = 86_400_000;
+export const SOON_DAYS = 7;
+
+/** Service names an Ingress sends traffic to. */
+function backendServices(i: V1Ingress): string[] {
+  const names = (i.spec?.rules ?? []).flatMap((r) => (r.http?.paths ?? []).map((p) => p.backend?.service?.name));
+  names.push(i.spec?.defaultBackend?.service?.name);
+  return names.filter((n): n is string => !!n);
+}
+
+/** Hosts an Ingress serves with this secret (its TLS entry's hosts, else its rules' hosts). */
+function hostsFor(i: V1Ingress, secret: string): string[] {
+  const tls = (i.spec?.tls ?? []).filter((t) => t.secretName === secret).flatMap((t) => t.hosts ?? []);
+  return tls.length ? tls : (i.spec?.rules ?? []).map((r) => r.host).filter((h): h is string => !!h);
+}
+
+const fmtDate = (d: Date) => d.toISOString().replace('.000Z', 'Z');
+
+export const tlsCertificate: Analyzer = {
+  name: 'tls-certificate',
+  analyze(input: TriageInput): Finding[] {
+    const t = input.kube.target;
+    if (!t) return [];
+    const onset = input.onset.getTime();
+    const targetServices = new Set(input.kube.services.map(({ service }) => service.metadata?.name));
+    const out: Finding[] = [];
+    for (const cert of input.kube.certificates) {
+      const daysLeft = (cert.notAfter.getTime() - onset) / DAY_MS;
+      if (daysLeft > SOON_DAYS) continue;
+      const ingresses = input.kube.ingresses.filter((i) => cert.usedBy.includes(i.metadata?.name ?? '') && backendServices(i).some((s) => targetServices.has(s)));
+      if (!ingresses.length) continue;
+      out.push(certFinding(input, cert, ingresses, daysLeft));
+    }
+    return out;
+  },
+};
+
+function certFinding(input: TriageInput, cert: TlsCertificate, ingresses: V1Ingress[], daysLeft: number): Finding {
+  const t = input.kube.target!;
+  const onset = input.onset.getTime();
+  const hosts = [...new Set(ingresses.flatMap((i) => hostsFor(i, cert.secret)))];
+  const expired = daysLeft <= 0;
+  const sinceExpiry = onset - cert.notAfter.getTime();
+  const component: ComponentRef = { kind: 'Secret', namespace: cert.namespace, name: cert.secret };
+  const affected: ComponentRef[] = [
+    ...ingresses.map((i) => ({ kind: 'Ingress', namespace: cert.namespace, name: i.metadata?.name ?? '?' })),
+    ...hosts.map((h) => ({ kind: 'Ingress', name: h })),
+    { kind: t.kind, namespace: t.namespace, name: t.name },
+    ...input.kube.services.map(({ service }) => ({ kind: 'Service', namespace: t.namespace, name: service.metadata?.name ?? '?' })),
+  ];
+  const when = expired ? `expired at ${fmtDate(cert.notAfter)}, ${humanDuration(sinceExpiry)} before the alert` : `expires at ${fmtDate(cert.notAfter)}, in ${humanDuration(-sinceExpiry)}`;
+  return {
+    key: `tls-certificate:${cert.namespace}/Secret/${cert.secret}`,
+    analyzer: 'tls-certificate',
+    status: expired ? 'supported' : 'open',
+    // Expiry right before the onset explains its timing too; an older expiry still breaks every handshake.
+    confidence: expired ? (sinceExpiry <= CHANGE_WINDOW_MS ? 0.94 : 0.9) : 0.35,
+    title: expired ? `TLS certificate in ${cert.secret} expired (${hosts.join(', ')})` : `TLS certificate in ${cert.secret} expires soon (${hosts.join(', ')})`,
+    component,
+    mechanism:
+      `The certificate in Secret ${cert.namespace}/${cert.secret} (subject ${cert.subject}, issuer ${cert.issuer}) ${when}; ` +
+      `Ingress ${ingresses.map((i) => i.metadata?.name).join(', ')} serves it for ${hosts.join(', ')}` +
+      (expired ? ', so clients reject the TLS handshake before any request reaches ' + t.name : '') +
+      `. Renew it (cert-manager: check the Certificate/Order for ${cert.secret}; otherwise issue a new certificate and update the Secret).`,
+    scope: `every HTTPS client of ${hosts.join(', ')} (Ingress ${ingresses.map((i) => i.metadata?.name).join(', ')} → ${t.name})`,
+    affected,
+    facts: {
+      secretName: cert.secret,
+      notAfter: fmtDate(cert.notAfter),
+      daysLeft: Number(daysLeft.toFixed(2)),
+      hosts: hosts.join(','),
+      ingress: ingresses.map((i) => i.metadata?.name).join(','),
+      issuer: cert.issuer,
+      subject: cert.subject,
+    },
+    supporting: [
+      {
+        kind: 'object',
+        summary: `Secret ${cert.secret} tls.crt: notAfter ${fmtDate(cert.notAfter)} (${expired ? 'expired' : `${daysLeft.toFixed(1)} days left`}), SANs ${cert.sans.join(', ') || 'none'}`,
+        citation: objectCitation('Secret', cert.namespace, cert.secret, 'data.tls.crt (public certificate, parsed)'),
+        observedAt: cert.notAfter,
+        detail: { notBefore: fmtDate(cert.notBefore), notAfter: fmtDate(cert.notAfter), sans: cert.sans, issuer: cert.issuer },
+      },
+      ...ingresses.map((i) => ({
+        kind: 'object' as const,
+        summary: `Ingress ${i.metadata?.name}: tls secretName ${cert.secret} for ${hostsFor(i, cert.secret).join(', ')} → service ${backendServices(i).join(', ')}`,
+        citation: { source: 'kubernetes', ref: `apis/networking.k8s.io/v1/namespaces/${cert.namespace}/ingresses/${i.metadata?.name}#spec.tls` },
+      })),
+      ...certManagerEvents(input, cert.secret),
+    ],
+    refuting: [],
+  };
+}
+
+/** cert-manager's own events about this certificate (renewal failures, expiry), newest first. */
+function certManagerEvents(input: TriageInput, secret: string): Evidence[] {
+  return input.kube.events
+    .filter((e) => ['Certificate', 'CertificateRequest', 'Order'].includes(e.involvedObject?.kind ?? '') && (e.involvedObject?.name ?? '').startsWith(secret) && e.type === 'Warning')
+    .slice(0, 3)
+    .map((e) => {
+      const at = e.lastTimestamp ?? e.eventTime ?? e.firstTimestamp;
+      return {
+        kind: 'event' as const,
+        summary: `${e.involvedObject?.kind?.toLowerCase()}/${e.involvedObject?.name} ${e.reason}: ${(e.message ?? '').slice(0, 200)}${e.count && e.count > 1 ? ` (×${e.count})` : ''}`,
+        citation: objectCitation('Event', e.metadata?.namespace, e.metadata?.name ?? '?'),
+        ...(at ? { observedAt: new Date(at) } : {}),
+      };
+    });
+}

@@ -1,0 +1,134 @@
+import type { V2HorizontalPodAutoscaler } from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
+import type { Alert } from '../../src/alerts/types.js';
+import type { RankedChange } from '../../src/changes/types.js';
+import type { KubeEvidence } from '../../src/evidence/kubernetes/gather.js';
+import { emptySurroundings } from '../../src/evidence/kubernetes/surroundings.js';
+import type { MetricSummary, SeriesSummary } from '../../src/evidence/prometheus/types.js';
+import type { TriageInput } from '../../src/triage/analyzer.js';
+import { hpaAtMax, readMetrics } from '../../src/triage/analyzers/hpa-at-max.js';
+
+const onset = new Date('2026-03-01T12:00:00Z');
+const at = (offsetMin: number) => new Date(onset.getTime() + offsetMin * 60_000);
+const alert: Alert = { source: 'alertmanager', status: 'firing', title: 't', alertName: 'KubeHpaMaxedOut', labels: {}, labelValues: ['recommendations', 'shop'], annotations: {}, count: 1, text: '' };
+
+function hpa(current: number, max: number, cpu: number, limited = true): V2HorizontalPodAutoscaler {
+  return {
+    metadata: { name: 'recommendations', namespace: 'shop' },
+    spec: { scaleTargetRef: { kind: 'Deployment', name: 'recommendations' }, minReplicas: 3, maxReplicas: max, metrics: [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 60 } } }] },
+    status: {
+      currentReplicas: current,
+      desiredReplicas: current,
+      currentMetrics: [{ type: 'Resource', resource: { name: 'cpu', current: { averageUtilization: cpu, averageValue: '463m' } } }],
+      conditions: limited
+        ? [{ type: 'ScalingLimited', status: 'True', reason: 'TooManyReplicas', message: 'the desired replica count is more than the maximum replica count', lastTransitionTime: at(-6.5) }]
+        : [{ type: 'ScalingLimited', status: 'False', reason: 'DesiredWithinRange', message: 'the desired count is within the acceptable range', lastTransitionTime: at(-60) }],
+    },
+  };
+}
+
+function series(before: number, after: number, shiftAt: Date): SeriesSummary {
+  return {
+    metric: {},
+    points: 500,
+    nonFinite: 0,
+    from: at(-60),
+    to: at(2),
+    first: before,
+    last: after,
+    min: before,
+    max: after,
+    mean: (before + after) / 2,
+    baseline: { median: before, mad: before * 0.02 },
+    changePoints: before === after ? [] : [{ at: shiftAt, before, after }],
+    ...(before === after ? {} : { deviationStart: shiftAt, deviationDirection: after > before ? ('up' as const) : ('down' as const) }),
+  };
+}
+
+function summary(id: string, title: string, unit: string, s: SeriesSummary): MetricSummary {
+  const query = `${id}{namespace="shop",service="recommendations"}`;
+  return { id, title, unit, badWhen: 'high', query, range: { from: at(-60), to: at(2) }, stepSeconds: 15, status: 'success', series: [s], citation: { source: 'prometheus', ref: query } };
+}
+
+function input(kube: Partial<KubeEvidence>, metrics?: MetricSummary[], changes: RankedChange[] = []): TriageInput {
+  return {
+    alert,
+    onset,
+    changes,
+    ...(metrics ? { metrics: { summaries: metrics } } : {}),
+    kube: {
+      ...emptySurroundings(),
+      onset,
+      target: { kind: 'Deployment', namespace: 'shop', name: 'recommendations' },
+      workload: { metadata: { name: 'recommendations', namespace: 'shop' }, spec: { replicas: 10, selector: {}, template: {} } },
+      replicaSets: [],
+      pods: [],
+      services: [{ service: { metadata: { name: 'recommendations', namespace: 'shop' } } }],
+      events: [],
+      related: [],
+      dependents: [{ kind: 'Deployment', name: 'storefront', via: 'env RECOMMENDATIONS_URL' }],
+      unhealthyPods: [],
+      warningEvents: [],
+      gaps: [],
+      server: 'https://k8s.example',
+      ...kube,
+    },
+  };
+}
+
+describe('readMetrics', () => {
+  it('pairs resource utilization targets with their current value', () => {
+    const h = hpa(10, 10, 185);
+    expect(readMetrics(h.spec!.metrics, h.status!.currentMetrics)).toEqual([{ metric: 'cpu', current: 185, target: 60, unit: '%' }]);
+  });
+});
+
+describe('hpa-at-max analyzer', () => {
+  it('reports load-driven saturation when traffic rose at the onset', () => {
+    const [f] = hpaAtMax.analyze(
+      input({ hpas: [hpa(10, 10, 185)] }, [
+        summary('request_rate', 'HTTP request rate', 'req/s', series(120, 360, at(-8))),
+        summary('latency_p99', 'HTTP latency p99', 'seconds', series(0.19, 1.4, at(-7))),
+      ]),
+    );
+    expect(f).toMatchObject({
+      analyzer: 'hpa-at-max',
+      status: 'supported',
+      component: { kind: 'Deployment', namespace: 'shop', name: 'recommendations' },
+      facts: { maxReplicas: 10, currentReplicas: 10, metric: 'cpu', current: 185, target: 60, driver: 'load', trafficRatio: 3 },
+    });
+    expect(f!.confidence).toBeGreaterThanOrEqual(0.8);
+    expect(f!.mitigation).toBeUndefined();
+    expect(f!.mechanism).toContain('Raise spec.maxReplicas');
+    expect(f!.supporting.map((e) => e.kind)).toEqual(['object', 'metric', 'metric']);
+    expect(f!.affected).toContainEqual({ kind: 'Deployment', namespace: 'shop', name: 'storefront' });
+  });
+
+  it('points at a regression when latency rose without more traffic after a rollout', () => {
+    const rollout: RankedChange = {
+      at: at(-12),
+      actor: 'deployment-controller',
+      kind: 'image',
+      target: { kind: 'Deployment', namespace: 'shop', name: 'recommendations' },
+      source: 'kubernetes',
+      summary: 'rollout to revision 10: recommendations=registry.example.com/shop/recommendations:3.5.0',
+      citation: { source: 'kubernetes', ref: 'apis/apps/v1/namespaces/shop/replicasets/recommendations-abc' },
+      score: 0.9,
+      why: [],
+    };
+    const [f] = hpaAtMax.analyze(
+      input({ hpas: [hpa(10, 10, 170)] }, [summary('request_rate', 'HTTP request rate', 'req/s', series(120, 122, at(-8))), summary('latency_p99', 'HTTP latency p99', 'seconds', series(0.19, 1.1, at(-10)))], [rollout]),
+    );
+    expect(f).toMatchObject({ status: 'inconclusive', facts: { driver: 'regression' } });
+    expect(f!.confidence).toBeLessThan(0.6);
+    expect(f!.refuting.map((e) => e.kind)).toEqual(['metric', 'metric', 'change']);
+  });
+
+  it('returns nothing when the HPA still has room', () => {
+    expect(hpaAtMax.analyze(input({ hpas: [hpa(4, 10, 70, false)] }))).toEqual([]);
+  });
+
+  it('returns nothing without an HPA for the workload', () => {
+    expect(hpaAtMax.analyze(input({}))).toEqual([]);
+  });
+});

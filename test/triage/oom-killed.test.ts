@@ -1,0 +1,142 @@
+import type { V1Container, V1Deployment, V1Pod, V1ReplicaSet } from '@kubernetes/client-node';
+import { describe, expect, it } from 'vitest';
+import type { KubeEvidence } from '../../src/evidence/kubernetes/gather.js';
+import { emptySurroundings } from '../../src/evidence/kubernetes/surroundings.js';
+import type { MetricSummary } from '../../src/evidence/prometheus/types.js';
+import type { TriageInput } from '../../src/triage/analyzer.js';
+import { memoryBytes, oomKilled } from '../../src/triage/analyzers/oom-killed.js';
+
+const onset = new Date('2025-03-01T12:00:00Z');
+const at = (offsetMs: number) => new Date(onset.getTime() + offsetMs);
+const MIN = 60_000;
+
+const container = (limit: string, image = 'reg/search-api:3.2.1'): V1Container => ({ name: 'search-api', image, resources: { limits: { memory: limit } } });
+function rs(name: string, revision: number, c: V1Container, createdAt: Date): V1ReplicaSet {
+  return { metadata: { name, creationTimestamp: createdAt, annotations: { 'deployment.kubernetes.io/revision': String(revision) } }, spec: { selector: {}, template: { spec: { containers: [c] } } } };
+}
+function pod(name: string, limit: string, term: { finishedAt: Date }, waiting = true): V1Pod {
+  return {
+    metadata: { name, namespace: 'search', ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: 'search-api-new', uid: 'u' }] },
+    spec: { containers: [container(limit)] },
+    status: {
+      containerStatuses: [
+        {
+          name: 'search-api',
+          ready: false,
+          restartCount: 6,
+          image: 'x',
+          imageID: '',
+          state: waiting ? { waiting: { reason: 'CrashLoopBackOff' } } : { running: { startedAt: at(-MIN) } },
+          lastState: { terminated: { exitCode: 137, reason: 'OOMKilled', finishedAt: term.finishedAt } },
+        },
+      ],
+    },
+  };
+}
+
+const setResources = {
+  manager: 'kubectl-set',
+  operation: 'Update',
+  time: at(-25 * MIN),
+  fieldsV1: { 'f:spec': { 'f:template': { 'f:spec': { 'f:containers': { 'k:{"name":"search-api"}': { 'f:resources': { 'f:limits': { 'f:memory': {} } } } } } } } },
+};
+
+function input(kube: Partial<KubeEvidence>, metrics?: TriageInput['metrics']): TriageInput {
+  const workload: V1Deployment = {
+    metadata: { name: 'search-api', namespace: 'search', annotations: { 'deployment.kubernetes.io/revision': '6' }, managedFields: [setResources] },
+    spec: { selector: {}, template: { spec: { containers: [container('256Mi')] } } },
+  };
+  return {
+    alert: { labels: {}, labelValues: [] } as unknown as TriageInput['alert'],
+    onset,
+    changes: [],
+    metrics,
+    kube: {
+      ...emptySurroundings(),
+      onset,
+      target: { kind: 'Deployment', namespace: 'search', name: 'search-api' },
+      workload,
+      replicaSets: [rs('search-api-new', 6, container('256Mi'), at(-25 * MIN)), rs('search-api-old', 5, container('512Mi'), at(-9 * 24 * 60 * MIN))],
+      pods: [pod('search-api-new-a', '256Mi', { finishedAt: at(-MIN) })],
+      services: [{ service: { metadata: { name: 'search-api' } }, endpoints: { subsets: [{ notReadyAddresses: [{ ip: '10.0.0.1' }] }] } }],
+      events: [],
+      related: [],
+      dependents: [],
+      unhealthyPods: [],
+      warningEvents: [],
+      gaps: [],
+      server: '',
+      ...kube,
+    },
+  };
+}
+
+const ratio: MetricSummary = {
+  id: 'memory_limit_ratio',
+  title: 'Memory working set / limit',
+  unit: 'ratio',
+  badWhen: 'high',
+  threshold: 0.9,
+  query: 'sum by (pod, container) (container_memory_working_set_bytes{…}) / …',
+  range: { from: at(-60 * MIN), to: onset },
+  stepSeconds: 30,
+  status: 'success',
+  series: [{ metric: { pod: 'search-api-new-a', container: 'search-api' }, points: 50, nonFinite: 0, from: at(-25 * MIN), to: onset, first: 0.9, last: 0.97, min: 0.9, max: 0.98, mean: 0.95, baseline: null, changePoints: [] }],
+  citation: { source: 'prometheus', ref: 'sum by (pod, container) (…)' },
+};
+
+describe('oom-killed', () => {
+  it('parses memory quantities', () => {
+    expect(memoryBytes('256Mi')).toBe(268435456);
+    expect(memoryBytes('1G')).toBe(1e9);
+    expect(memoryBytes('536870912')).toBe(536870912);
+    expect(memoryBytes('lots')).toBeUndefined();
+  });
+
+  it('names the lowered limit, who lowered it, and proposes restoring it', () => {
+    const [f] = oomKilled.analyze(input({}, { summaries: [ratio] }));
+    expect(f!.status).toBe('supported');
+    expect(f!.confidence).toBe(0.95);
+    expect(f!.facts).toMatchObject({
+      container: 'search-api',
+      lastTermination: 'OOMKilled',
+      exitCode: 137,
+      memoryLimit: '256Mi',
+      previousMemoryLimit: '512Mi',
+      limitLowered: true,
+      manager: 'kubectl-set',
+      revision: 6,
+      peakLimitRatio: 0.98,
+    });
+    expect(f!.facts!['changedAt']).toBe(at(-25 * MIN).toISOString());
+    expect(f!.mitigation).toMatchObject({ action: 'set_resources', params: { container: 'search-api', limits: { memory: '512Mi' } } });
+    expect(f!.mitigation!.command).toBe('kubectl set resources deployment/search-api -n search -c search-api --limits=memory=512Mi');
+    expect(f!.supporting.map((e) => e.kind)).toEqual(expect.arrayContaining(['object', 'change', 'managed_fields', 'metric', 'endpoints']));
+  });
+
+  it('proposes a rollout undo when the lower limit came with a new image', () => {
+    const [f] = oomKilled.analyze(input({ replicaSets: [rs('search-api-new', 6, container('256Mi', 'reg/search-api:3.3.0'), at(-10 * MIN)), rs('search-api-old', 5, container('512Mi'), at(-9 * 24 * 60 * MIN))] }));
+    expect(f!.mitigation).toMatchObject({ action: 'rollout_undo', params: { toRevision: 5 } });
+  });
+
+  it('proposes nothing when the limit did not change', () => {
+    const [f] = oomKilled.analyze(input({ replicaSets: [rs('search-api-new', 6, container('256Mi'), at(-20 * 24 * 60 * MIN))] }));
+    expect(f!.status).toBe('supported');
+    expect(f!.confidence).toBe(0.92);
+    expect(f!.facts!['previousMemoryLimit']).toBeUndefined();
+    expect(f!.mitigation).toBeUndefined();
+  });
+
+  it('marks an OOM kill from days ago, with the container running since, as unrelated', () => {
+    const [f] = oomKilled.analyze(input({ pods: [pod('search-api-new-a', '256Mi', { finishedAt: at(-3 * 24 * 60 * MIN) }, false)] }));
+    expect(f!.status).toBe('unrelated');
+    expect(f!.reason).toContain('before the alert');
+    expect(f!.mitigation).toBeUndefined();
+  });
+
+  it('returns nothing without OOM kills', () => {
+    const p = pod('search-api-new-a', '256Mi', { finishedAt: at(-MIN) });
+    p.status!.containerStatuses![0]!.lastState = { terminated: { exitCode: 1, reason: 'Error' } };
+    expect(oomKilled.analyze(input({ pods: [p] }))).toEqual([]);
+  });
+});
