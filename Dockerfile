@@ -11,6 +11,7 @@ RUN npm ci --no-audit --no-fund
 COPY tsconfig.json ./
 COPY src ./src
 COPY skills ./skills
+COPY deploy ./deploy
 RUN npm prune --omit=dev
 
 FROM node:24-bookworm-slim AS runtime

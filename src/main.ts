@@ -3,6 +3,7 @@ import { createServer } from 'node:http';
 import { ConfigError, loadConfig } from './config/index.js';
 import { routeRequest } from './http/routes.js';
 import { createLogger } from './log.js';
+import { PolicyError } from './policy/index.js';
 import { createRedactor } from './redact/index.js';
 import { startVigil } from './vigil.js';
 
@@ -40,6 +41,10 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
+  if (err instanceof PolicyError) {
+    console.error(err.message);
+    process.exit(2);
+  }
   console.error(`Vigil failed to start: ${err instanceof Error ? err.message : String(err)}`);
   process.exit(1);
 });

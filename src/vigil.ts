@@ -19,6 +19,7 @@ import { InvestigationRunner } from './incidents/runner.js';
 import { IncidentService } from './incidents/service.js';
 import { ThreadSync } from './incidents/thread.js';
 import { ServiceCatalog } from './knowledge/catalog.js';
+import { loadPolicy } from './policy/index.js';
 import { createRedactor, type Redactor } from './redact/index.js';
 import { createSlackApp, registerListeners } from './slack/app.js';
 import { SlackChat } from './slack/chat.js';
@@ -119,6 +120,9 @@ function routesFor(config: Config, db: Database, redactor: Redactor, clock: Cloc
 export async function startVigil(config: Config, log: Logger, o: VigilOverrides = {}): Promise<Vigil> {
   const clock = o.clock ?? systemClock;
   const redactor = o.redactor ?? createRedactor();
+  // Loaded first: an invalid policy stops start-up before anything connects (PolicyError lists every problem).
+  const policy = loadPolicy(config.policyFile);
+  log.info({ policy: config.policyFile ?? 'read-only default', rules: policy.rules.length }, 'write policy loaded');
   const db = await openDatabase(config.databaseUrl, { logger: log });
   const { applied } = await applyMigrations(db, { logger: log });
   if (applied.length) log.info({ applied }, 'database migrations applied');

@@ -13,10 +13,10 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Writable } from 'node:stream';
 import { storedDiagnosis } from '../eval/diagnosis.js';
-import { expectedSchema, gradeDiagnosis, QUESTIONS, type QuestionId } from '../eval/questions.js';
+import { expectedSchema, gradeDiagnosis, QUESTIONS, sameRef, type QuestionId } from '../eval/questions.js';
 import { createLogger } from '../log.js';
 import { createRedactor } from '../redact/index.js';
-import { listScenarios } from '../../test/scenarios/load.js';
+import { listScenarios, loadScenario } from '../../test/scenarios/load.js';
 import { startWorld } from '../../test/support/world.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -69,10 +69,19 @@ async function runOne(dir: string, noise: boolean): Promise<ScenarioReport> {
     const db = world.vigil!.db.prisma;
     const incident = await db.incident.findFirstOrThrow();
     const board = world.slack.callsTo('chat.postMessage').find((c) => (c.body['metadata'] as { event_payload?: { purpose?: string } } | undefined)?.event_payload?.purpose === 'board');
-    // Without noise, the noise the scenario lists is not in the world: nothing to mark unrelated.
-    const present = (u: { kind: string; namespace?: string; name: string }) =>
-      world!.scenario.objects.some((o) => o.kind === u.kind && (u.namespace === undefined || o.metadata.namespace === u.namespace) && (u.name.endsWith('*') ? o.metadata.name.startsWith(u.name.slice(0, -1)) : o.metadata.name === u.name));
-    const exp = noise ? expected.data : { ...expected.data, unrelated: expected.data.unrelated.filter(present) };
+    // Without noise, what the noise put in the world (objects, and the events about them) is gone:
+    // nothing left to mark unrelated for it.
+    let exp = expected.data;
+    if (!noise) {
+      const full = await loadScenario(dir, { onset: world.scenario.onset });
+      const kept = new Set(world.scenario.objects.map((o) => `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`));
+      const dropped = full.objects.filter((o) => !kept.has(`${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`));
+      const droppedRefs = dropped.flatMap((o) => {
+        const involved = (o as { involvedObject?: { kind?: string; namespace?: string; name?: string } }).involvedObject;
+        return [{ kind: o.kind, namespace: o.metadata.namespace, name: o.metadata.name }, ...(o.kind === 'Event' && involved?.name ? [{ kind: involved.kind ?? '', namespace: involved.namespace, name: involved.name }] : [])];
+      });
+      exp = { ...exp, unrelated: exp.unrelated.filter((u) => !droppedRefs.some((d) => sameRef(u, d))) };
+    }
     const grade = gradeDiagnosis(await storedDiagnosis(db, incident.id), exp);
     return { ...base, score: grade.score, pass: grade.pass, answers: grade.answers, mitigation: grade.mitigation, leading: grade.leading, notes: grade.notes, ...(board ? { firstCardMs: board.at - t0 } : {}) };
   } catch (err) {

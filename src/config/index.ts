@@ -24,6 +24,8 @@ export interface Config {
   github?: { token?: string; apiUrl?: string };
   changes: { channels: string[]; flagsWebhookToken?: string };
   catalogFile?: string;
+  /** Write policy YAML; unset means read-only (nothing can be executed). */
+  policyFile?: string;
   logLevel: Env['LOG_LEVEL'];
 }
 
@@ -79,6 +81,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     github: e.GITHUB_TOKEN || e.GITHUB_API_URL ? { token: e.GITHUB_TOKEN, apiUrl: e.GITHUB_API_URL } : undefined,
     changes: { channels: e.VIGIL_CHANGE_CHANNELS ?? [], flagsWebhookToken: e.VIGIL_FLAGS_WEBHOOK_TOKEN },
     catalogFile: e.VIGIL_CATALOG_FILE,
+    policyFile: e.VIGIL_POLICY_FILE,
     logLevel: e.LOG_LEVEL,
   };
 }

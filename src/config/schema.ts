@@ -44,6 +44,7 @@ export const envSchema = z
     VIGIL_KUBE_IN_CLUSTER: z.enum(['true', 'false'], { error: 'expects true or false' }).optional(),
     VIGIL_CHANGE_CHANNELS: list.optional(),
     VIGIL_CATALOG_FILE: z.string().optional(),
+    VIGIL_POLICY_FILE: z.string().optional(),
     VIGIL_FLAGS_WEBHOOK_TOKEN: z.string().min(16, 'expects a shared secret of at least 16 characters').optional(),
     PROMETHEUS_URL: z.url({ error: 'expects the Prometheus base URL, e.g. http://prometheus.monitoring:9090' }).optional(),
     PROMETHEUS_PUBLIC_URL: z.url({ error: 'expects the URL people open Prometheus at (for links on cards)' }).optional(),

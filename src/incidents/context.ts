@@ -9,6 +9,10 @@ export const investigationContextSchema = z
     /** Reads that failed or were not possible; shown on the board as "could not check". */
     gaps: z.array(z.string()).optional(),
     notice: z.string().optional(),
+    /** The owning team from the service catalog (a Slack user group id). */
+    owner: z.string().optional(),
+    /** The ranked change timeline's top entries, for the record (redacted summaries). */
+    changes: z.array(z.object({ at: z.string(), summary: z.string(), score: z.number(), why: z.array(z.string()) })).optional(),
     triagedAt: z.string().optional(),
   })
   .passthrough();

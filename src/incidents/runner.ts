@@ -150,7 +150,14 @@ export class InvestigationRunner {
         await this.db.$transaction(async (tx) => {
           await storeFindings(tx, id, outcome.findings, this.redactor);
           const inv = await tx.investigation.findUniqueOrThrow({ where: { id } });
-          const ctx: InvestigationContext = { ...readContext(inv.context), target: outcome.target, gaps: outcome.gaps.map((g) => this.redactor.redactText(g)), triagedAt: this.clock.now().toISOString() };
+          const ctx: InvestigationContext = {
+            ...readContext(inv.context),
+            target: outcome.target,
+            gaps: outcome.gaps.map((g) => this.redactor.redactText(g)),
+            triagedAt: this.clock.now().toISOString(),
+            ...(outcome.input.service?.owner ? { owner: outcome.input.service.owner } : {}),
+            changes: outcome.changes.slice(0, 10).map((c) => ({ at: c.at.toISOString(), summary: this.redactor.redactText(c.summary), score: c.score, why: c.why })),
+          };
           await tx.investigation.update({ where: { id }, data: { context: JSON.stringify(ctx) } });
           if (outcome.target) await tx.incident.update({ where: { id: incidentId }, data: { namespace: outcome.target.namespace, service: outcome.target.name } });
           await recordAudit(tx, {

@@ -53,6 +53,7 @@ export function incidentCard(r: IncidentRecord): IncidentCardModel {
     severity: r.severity ?? undefined,
     target,
     source: r.source,
+    ...(ctx.owner ? { owner: ctx.owner } : {}),
     openedAt: r.openedAt,
     firstCardAfterSec: ctx.firstCardMs !== undefined ? Math.round(ctx.firstCardMs / 100) / 10 : undefined,
     alertCount: r.alerts.filter((a) => a.status === 'firing').length || r.alertCount,
@@ -99,5 +100,6 @@ export function boardModel(r: IncidentRecord): BoardModel | undefined {
     updatedAt: inv.updatedAt,
     steering: r.steering.map((s) => ({ userId: s.userId, text: s.text, at: s.receivedAt })),
     gaps: ctx.gaps ?? [],
+    changes: (ctx.changes ?? []).filter((c) => c.score >= 0.05).map((c) => ({ at: new Date(c.at), summary: c.summary, why: c.why })),
   };
 }

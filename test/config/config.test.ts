@@ -1,4 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config/index.js';
@@ -50,6 +52,25 @@ describe('config', () => {
     const documented = [...example.matchAll(/^([A-Z][A-Z0-9_]+)=/gm)].map((m) => m[1]);
     const keys = Object.keys(envSchema.shape);
     expect(new Set(documented)).toEqual(new Set(keys));
+  });
+
+  it('an invalid policy file stops start-up with every problem listed', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'vigil-policy-'));
+    try {
+      const file = join(dir, 'policy.yaml');
+      writeFileSync(file, 'version: 1\ndefaults: { allowed: false }\nrules:\n  - match: { actions: [scale] }\n    allowed: true\n    approvals: 0\n');
+      const res = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+        cwd: new URL('../..', import.meta.url).pathname,
+        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...valid, DATABASE_URL: `file:${join(dir, 'v.db')}`, VIGIL_POLICY_FILE: file, PORT: '0', LOG_LEVEL: 'silent' },
+        encoding: 'utf8',
+        timeout: 20_000,
+      });
+      expect(res.status).toBe(2);
+      expect(res.stderr).toMatch(/invalid policy .*policy\.yaml/);
+      expect(res.stderr).toMatch(/approvals/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('npm start with missing settings exits with one clear message', () => {

@@ -22,6 +22,10 @@ function footerBlocks(m: BoardModel): KnownBlock[] {
       mrkdwnText(m.mitigation.rationale, BOUNDS.rationale),
     ].join('\n')));
   }
+  if (m.changes && m.changes.length > 0) {
+    const lines = m.changes.slice(0, 3).map((c) => `• ${slackTime(c.at)} ${mrkdwnText(c.summary.replace(/\s*\n\s*/g, ' '), 160)} _(${mrkdwnText(c.why.join(' · '), 120)})_`);
+    blocks.push(sectionBlock(`*What changed* (most related first)\n${lines.join('\n')}`));
+  }
   if (m.steering.length > 0) {
     const recent = m.steering.slice(-BOUNDS.steering);
     const earlier = m.steering.length - recent.length;

@@ -68,6 +68,8 @@ export interface BoardModel {
   steering: { userId: string; text: string; at: Date }[];
   /** Checks that could not run (e.g. forbidden reads), shown so nobody assumes they passed. */
   gaps: string[];
+  /** The change timeline's most related entries (already ranked), shown as "what changed". */
+  changes?: { at: Date; summary: string; why: string[] }[];
 }
 
 export interface StatusModel {

@@ -1,0 +1,56 @@
+import type { ActionProposal, ActionTarget, Policy, PolicyRule } from './types.js';
+
+/**
+ * The key history records use for a target: `namespace/kind/name` with the kind lower-cased, the same
+ * shape as `formatComponent` (`shop/deployment/checkout`). Rate and loop limits count by this key.
+ */
+export function targetKey(target: ActionTarget): string {
+  return `${target.namespace}/${target.kind.toLowerCase()}/${target.name}`;
+}
+
+/** The service (workload) a proposal affects: `service` when given, else the target itself. */
+export function serviceOf(proposal: ActionProposal): string {
+  return proposal.service ?? proposal.target.name;
+}
+
+/** `*` matches any run of characters, `?` one character; everything else literally. */
+export function globMatches(glob: string, value: string): boolean {
+  const re = glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
+  return new RegExp(`^${re}$`).test(value);
+}
+
+export function environmentOf(policy: Policy, namespace: string): string | undefined {
+  return Object.entries(policy.environments).find(([, env]) => env.namespaces.some((g) => globMatches(g, namespace)))?.[0];
+}
+
+/** The first rule whose every given criterion matches; an empty `match` matches everything. */
+export function findRule(policy: Policy, proposal: ActionProposal): PolicyRule | undefined {
+  const ns = proposal.target.namespace;
+  const env = environmentOf(policy, ns);
+  const service = serviceOf(proposal);
+  return policy.rules.find(({ match: m }) =>
+    (!m.actions || m.actions.some((a) => a === proposal.action)) &&
+    (!m.environments || (env !== undefined && m.environments.includes(env))) &&
+    (!m.namespaces || m.namespaces.some((g) => globMatches(g, ns))) &&
+    (!m.services || m.services.some((g) => globMatches(g, service))),
+  );
+}
+
+/** Why writes are never allowed in this namespace, or undefined when they may be. */
+export function writeBan(policy: Policy, namespace: string): string | undefined {
+  const env = environmentOf(policy, namespace);
+  if (policy.neverWrite.some((g) => globMatches(g, namespace))) return `namespace ${namespace}`;
+  if (env !== undefined && policy.neverWrite.includes(env)) return `environment ${env} (namespace ${namespace})`;
+  if (env !== undefined && policy.environments[env]?.frozen) return `frozen environment ${env} (namespace ${namespace})`;
+  return undefined;
+}
+
+/** `ns/name` for each service in scope; a bare name lives in the incident's namespace. */
+export function scopeEntries(scope: { namespace: string; services: string[] }): string[] {
+  return scope.services.map((s) => (s.includes('/') ? s : `${scope.namespace}/${s}`));
+}
+
+/** Whether the proposal's namespace and service are the incident's service or one of its dependencies. */
+export function inScope(proposal: ActionProposal, scope: { namespace: string; services: string[] }): boolean {
+  return scopeEntries(scope).includes(`${proposal.target.namespace}/${serviceOf(proposal)}`);
+}
