@@ -57,7 +57,8 @@ export function createSlackApp(s: SlackAppSettings, log: Logger, routes: Route[]
   const common = { token: s.botToken, clientOptions, logger, ...(s.botUserId ? { tokenVerificationEnabled: false, botUserId: s.botUserId, botId: 'B_VIGIL' } : {}) };
   const app =
     s.mode === 'socket'
-      ? new App({ ...common, socketMode: true, appToken: s.appToken })
+      ? // The Socket Mode client opens its connection through its own WebClient: give it the same API URL.
+        new App({ ...common, socketMode: true, appToken: s.appToken, installerOptions: { clientOptions } })
       : new App({
           ...common,
           receiver: new HTTPReceiver({ signingSecret: s.signingSecret!, logger, customRoutes: routes, processBeforeResponse: false }),

@@ -39,6 +39,8 @@ export interface WorldOptions {
   env?: Record<string, string>;
   /** Start Vigil in this process (default true). */
   startApp?: boolean;
+  /** More tokens the fake Slack accepts (e.g. a Socket Mode app token). */
+  slackExtraTokens?: string[];
   /** Make the fake Slack enforce a per-channel posting rate (answers 429 like Slack when exceeded). */
   slackPostRate?: { perSecond: number; burst: number };
 }
@@ -72,7 +74,7 @@ export async function startWorld(o: WorldOptions): Promise<World> {
   const scenario = await loadScenario(o.scenarioDir, { onset: o.onset, noise: o.noise });
   const tmp = mkdtempSync(join(tmpdir(), 'vigil-world-'));
   const signingSecret = randomBytes(16).toString('hex');
-  const slack = await startFakeSlack({ ...(o.slackPostRate ? { postRatePerChannel: o.slackPostRate } : {}), users: DEMO_USERS, usergroups: { S0SREONCALL: ['U0VIGILSRE'] }, channels: [{ id: ALERT_CHANNEL, name: 'alerts' }] as never });
+  const slack = await startFakeSlack({ ...(o.slackPostRate ? { postRatePerChannel: o.slackPostRate } : {}), ...(o.slackExtraTokens ? { extraTokens: o.slackExtraTokens } : {}), users: DEMO_USERS, usergroups: { S0SREONCALL: ['U0VIGILSRE'] }, channels: [{ id: ALERT_CHANNEL, name: 'alerts' }] as never });
   const kube = await startFakeKube({ objects: scenario.objects, logs: scenario.logs });
   const kubeconfigPath = join(tmp, 'kubeconfig.yaml');
   writeFileSync(

@@ -41,6 +41,8 @@ export class SlackStore {
   /** Latest published Home tab per user. */
   readonly homeViews = new Map<string, Record<string, unknown>>();
   readonly openedViews: OpenedView[] = [];
+  /** Set when a Socket Mode endpoint runs: what `apps.connections.open` hands out. */
+  socketModeUrl?: string;
   private readonly byChannel = new Map<string, StoredMessage[]>();
   private readonly clock: TsClock;
   private viewSeq = 0;

@@ -53,8 +53,12 @@ const usergroupUsers: MethodHandler = ({ params, store }) => {
   return users ? ok({ users: [...users] }) : fail('no_such_subteam');
 };
 
+/** Socket Mode: the WebSocket URL to connect to (real Slack hands out a fresh wss:// URL per call). */
+const connectionsOpen: MethodHandler = ({ store }) => (store.socketModeUrl ? ok({ url: store.socketModeUrl }) : fail('not_allowed_token_type'));
+
 export const identityMethods: Record<string, MethodHandler> = {
   'auth.test': authTest,
+  'apps.connections.open': connectionsOpen,
   'users.info': usersInfo,
   'usergroups.users.list': usergroupUsers,
 };
