@@ -5,8 +5,7 @@ import type { ChangeEvent, RankedChange } from '../changes/types.js';
 import type { GitHubReader } from '../evidence/github/client.js';
 import { githubChanges } from '../evidence/github/changes.js';
 import type { KubeReader } from '../evidence/kubernetes/client.js';
-import { gatherKubeEvidence, type KubeEvidence } from '../evidence/kubernetes/gather.js';
-import { emptySurroundings } from '../evidence/kubernetes/surroundings.js';
+import { emptyKubeEvidence, gatherKubeEvidence } from '../evidence/kubernetes/gather.js';
 import type { LokiClient } from '../evidence/loki/client.js';
 import { gatherLogs } from '../evidence/loki/gather.js';
 import type { LogsEvidence } from '../evidence/loki/types.js';
@@ -47,20 +46,6 @@ const TIMELINE_LOOKBACK_MS = 7 * 24 * 3600_000;
 const TIMELINE_AFTER_MS = 5 * 60_000;
 const TIMELINE_KEEP = 40;
 
-const EMPTY_KUBE = (onset: Date): KubeEvidence => ({
-  ...emptySurroundings(),
-  onset,
-  replicaSets: [],
-  pods: [],
-  services: [],
-  events: [],
-  related: [],
-  dependents: [],
-  unhealthyPods: [],
-  warningEvents: [],
-  gaps: ['kubernetes: not configured (set KUBECONFIG or run in-cluster)'],
-  server: '',
-});
 
 const describe = (what: string, err: unknown) => `${what}: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`;
 
@@ -70,7 +55,7 @@ const describe = (what: string, err: unknown) => `${what}: ${err instanceof Erro
  */
 export async function investigateDeterministically(alert: Alert, onset: Date, sources: EvidenceSources): Promise<InvestigationOutcome> {
   const now = sources.now?.() ?? new Date();
-  const kube = sources.kube ? await gatherKubeEvidence(sources.kube, alert, onset) : EMPTY_KUBE(onset);
+  const kube = sources.kube ? await gatherKubeEvidence(sources.kube, alert, onset) : emptyKubeEvidence(onset, '', ['kubernetes: not configured (set KUBECONFIG or run in-cluster)']);
   const gaps = [...kube.gaps];
   const t = kube.target;
   const service: ServiceEntry | undefined = t ? sources.catalog?.find(t.namespace, t.name) : undefined;

@@ -52,12 +52,9 @@ export function isUnhealthyPod(p: V1Pod): boolean {
   return (p.status?.containerStatuses ?? []).some((c) => (c.state?.waiting?.reason && BAD_WAITING.has(c.state.waiting.reason)) || (c.restartCount ?? 0) >= 5);
 }
 
-/**
- * Read everything the deterministic analyzers need, tolerating partial failure: a failed read becomes a
- * gap, never an exception, so the first card still lands with what could be read.
- */
-export async function gatherKubeEvidence(reader: KubeReader, alert: Alert, onset: Date): Promise<KubeEvidence> {
-  const ev: KubeEvidence = {
+/** Evidence with nothing read yet (and why, in `gaps`). */
+export function emptyKubeEvidence(onset: Date, server: string, gaps: string[] = []): KubeEvidence {
+  return {
     ...emptySurroundings(),
     onset,
     replicaSets: [],
@@ -68,9 +65,17 @@ export async function gatherKubeEvidence(reader: KubeReader, alert: Alert, onset
     dependents: [],
     unhealthyPods: [],
     warningEvents: [],
-    gaps: [],
-    server: reader.server,
+    gaps,
+    server,
   };
+}
+
+/**
+ * Read everything the deterministic analyzers need, tolerating partial failure: a failed read becomes a
+ * gap, never an exception, so the first card still lands with what could be read.
+ */
+export async function gatherKubeEvidence(reader: KubeReader, alert: Alert, onset: Date): Promise<KubeEvidence> {
+  const ev = emptyKubeEvidence(onset, reader.server);
   const attempt = async <T>(fn: () => Promise<T>): Promise<T | undefined> => {
     try {
       return await fn();

@@ -20,6 +20,7 @@ import type { ComponentRef, Evidence } from '../../evidence/types.js';
 import type { KubeEvidence } from '../../evidence/kubernetes/gather.js';
 import { metricEvidence } from '../../evidence/prometheus/evidence.js';
 import type { MetricSummary, SeriesSummary } from '../../evidence/prometheus/types.js';
+import { scopeRefs } from '../scope.js';
 import type { Analyzer, TriageInput } from '../analyzer.js';
 import { CHANGE_WINDOW_MS } from '../analyzer.js';
 import { clockTime, humanDuration, relativeToOnset } from '../time.js';
@@ -79,17 +80,6 @@ function summary(summaries: MetricSummary[] | undefined, id: string): MetricSumm
   return summaries?.find((s) => s.id === id && s.status === 'success' && s.series.length > 0);
 }
 
-function scopeRefs(kube: KubeEvidence): ComponentRef[] {
-  const ns = kube.target?.namespace;
-  const services = kube.services.map(({ service }) => service.metadata?.name ?? '?');
-  return [
-    ...services.map((name) => ({ kind: 'Service', namespace: ns, name })),
-    ...kube.dependents.map((d) => ({ kind: d.kind, namespace: ns, name: d.name })),
-    ...kube.ingresses
-      .filter((i) => (i.spec?.rules ?? []).some((r) => (r.http?.paths ?? []).some((p) => services.includes(p.backend?.service?.name ?? ''))))
-      .map((i) => ({ kind: 'Ingress', namespace: ns, name: i.metadata?.name ?? '?' })),
-  ];
-}
 
 function atMax(h: V2HorizontalPodAutoscaler): boolean {
   const max = h.spec?.maxReplicas;

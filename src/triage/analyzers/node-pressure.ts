@@ -16,6 +16,7 @@
 import type { CoreV1Event, V1Node, V1Pod } from '@kubernetes/client-node';
 import type { ComponentRef, Evidence } from '../../evidence/types.js';
 import type { KubeEvidence } from '../../evidence/kubernetes/gather.js';
+import { scopeRefs } from '../scope.js';
 import type { Analyzer, TriageInput } from '../analyzer.js';
 import { CHANGE_WINDOW_MS } from '../analyzer.js';
 import { objectCitation } from '../citations.js';
@@ -70,17 +71,6 @@ function isReady(p: V1Pod): boolean {
   return p.status?.phase === 'Running' && (p.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
 }
 
-function scopeRefs(kube: KubeEvidence): ComponentRef[] {
-  const ns = kube.target?.namespace;
-  const services = kube.services.map(({ service }) => service.metadata?.name ?? '?');
-  return [
-    ...services.map((name) => ({ kind: 'Service', namespace: ns, name })),
-    ...kube.dependents.map((d) => ({ kind: d.kind, namespace: ns, name: d.name })),
-    ...kube.ingresses
-      .filter((i) => (i.spec?.rules ?? []).some((r) => (r.http?.paths ?? []).some((p) => services.includes(p.backend?.service?.name ?? ''))))
-      .map((i) => ({ kind: 'Ingress', namespace: ns, name: i.metadata?.name ?? '?' })),
-  ];
-}
 
 export const nodePressure: Analyzer = {
   name: 'node-pressure',

@@ -24,6 +24,7 @@ import type { CoreV1Event, V1Container, V1Node, V1Pod, V1ReplicaSet } from '@kub
 import type { ComponentRef, Evidence } from '../../evidence/types.js';
 import type { KubeEvidence } from '../../evidence/kubernetes/gather.js';
 import { writersOf } from '../../evidence/kubernetes/managed-fields.js';
+import { scopeRefs } from '../scope.js';
 import type { Analyzer, TriageInput } from '../analyzer.js';
 import { CHANGE_WINDOW_MS } from '../analyzer.js';
 import { objectCitation } from '../citations.js';
@@ -201,18 +202,6 @@ function largestAllocatable(nodes: V1Node[]): { cpu?: number; memory?: number } 
   return { cpu, memory };
 }
 
-/** The Services of the workload, then callers, then Ingresses in front of those Services. */
-function scopeRefs(kube: KubeEvidence): ComponentRef[] {
-  const ns = kube.target?.namespace;
-  const services = kube.services.map(({ service }) => service.metadata?.name ?? '?');
-  return [
-    ...services.map((name) => ({ kind: 'Service', namespace: ns, name })),
-    ...kube.dependents.map((d) => ({ kind: d.kind, namespace: ns, name: d.name })),
-    ...kube.ingresses
-      .filter((i) => (i.spec?.rules ?? []).some((r) => (r.http?.paths ?? []).some((p) => services.includes(p.backend?.service?.name ?? ''))))
-      .map((i) => ({ kind: 'Ingress', namespace: ns, name: i.metadata?.name ?? '?' })),
-  ];
-}
 
 /** Target pods evicted shortly before the onset: then the Pending replacements are a consequence (node-pressure explains it). */
 function recentEvictions(kube: KubeEvidence, onset: Date): V1Pod[] {
