@@ -1,0 +1,28 @@
+/** Public API of the mitigation catalog (see registry.ts for the actions, executor.ts for the identity). */
+export { ACTIONS, executeMitigation, getAction, planMitigation, verifyMitigation, type ActionName } from './registry.js';
+export { PENDING_ACTIONS, flipFlagParams, revertPrParams, type FlagChangePlan, type PullRequestRevertPlan } from './catalog/pending.js';
+export {
+  DEFAULT_EXECUTOR_SA,
+  ExecutorIdentityError,
+  FIELD_MANAGER,
+  TOKEN_SECONDS,
+  assertExecutorKubeConfig,
+  executorFromKubeConfig,
+  impersonateExecutor,
+  mintExecutorToken,
+  openApprovedExecutor,
+  openDryRunExecutor,
+  type ApprovedExecutor,
+  type DryRunExecutor,
+  type ExecutorCredentials,
+  type ExecutorIdentityInfo,
+  type ExecutorKubeConfig,
+  type ServiceAccountRef,
+} from './executor.js';
+export { CHANGE_ANNOTATION, changeAnnotation } from './stamp.js';
+export { TargetReader } from './reader.js';
+export { InvalidProposalError } from './plan.js';
+export { diffObjects, renderChanges } from './diff.js';
+export { describeRisk, guessEnvironment, scoreRisk, type Environment, type RiskFactor, type RiskInput, type RiskKind, type RiskScore } from './risk.js';
+export { prometheusProbe } from './metrics.js';
+export type * from './types.js';

@@ -1,0 +1,84 @@
+/**
+ * Sends one KubeWrite through client-node's typed APIs. Outside facts (client-node 2.x): generated
+ * patch methods default to `application/json-patch+json`, so a merge patch must set its Content-Type per
+ * call; `dryRun: 'All'` is the only valid dry-run value; errors are `ApiException` with `.code` and `.body`.
+ */
+import * as k8s from '@kubernetes/client-node';
+import type { KubeWrite, WriteOutcome } from './types.js';
+
+export interface WriteApis {
+  apps: k8s.AppsV1Api;
+  batch: k8s.BatchV1Api;
+  core: k8s.CoreV1Api;
+}
+
+export interface SendOptions {
+  dryRun: boolean;
+  fieldManager: string;
+  /** Per-request headers (Impersonate-Extra-*). */
+  headers: Record<string, string>;
+}
+
+/** `PATCH deployments/checkout/scale in shop` */
+export function describeWrite(w: KubeWrite): string {
+  const plural = `${w.target.kind.toLowerCase()}s`;
+  const sub = w.op === 'patch' && w.subresource ? `/${w.subresource}` : '';
+  return `${w.op === 'patch' ? 'PATCH' : 'DELETE'} ${plural}/${w.target.name}${sub} in ${w.target.namespace}`;
+}
+
+function options(w: KubeWrite, headers: Record<string, string>): k8s.ConfigurationOptions {
+  let opts: k8s.ConfigurationOptions | undefined;
+  if (w.op === 'patch') opts = k8s.setHeaderOptions('Content-Type', w.patchType === 'merge' ? k8s.PatchStrategy.MergePatch : k8s.PatchStrategy.JsonPatch);
+  for (const [name, value] of Object.entries(headers)) opts = k8s.setHeaderOptions(name, value, opts);
+  return opts ?? {};
+}
+
+async function call(apis: WriteApis, w: KubeWrite, o: SendOptions): Promise<unknown> {
+  const { namespace, name } = w.target;
+  const dryRun = o.dryRun ? 'All' : undefined;
+  const opts = options(w, o.headers);
+  if (w.op === 'delete') {
+    if (w.target.kind !== 'Pod') throw new Error(`delete of ${w.target.kind} is not in the catalog`);
+    return apis.core.deleteNamespacedPod({ namespace, name, dryRun, ...(w.uid ? { body: { preconditions: { uid: w.uid } } } : {}) }, opts);
+  }
+  const p = { namespace, name, body: w.body, dryRun, fieldManager: o.fieldManager };
+  switch (w.target.kind) {
+    case 'Deployment':
+      return w.subresource === 'scale' ? apis.apps.patchNamespacedDeploymentScale(p, opts) : apis.apps.patchNamespacedDeployment(p, opts);
+    case 'StatefulSet':
+      return w.subresource === 'scale' ? apis.apps.patchNamespacedStatefulSetScale(p, opts) : apis.apps.patchNamespacedStatefulSet(p, opts);
+    case 'CronJob':
+      return apis.batch.patchNamespacedCronJob(p, opts);
+    case 'Pod':
+      return apis.core.patchNamespacedPod(p, opts);
+  }
+}
+
+/** The write's outcome as data: a refusal by the API is a result (with its message), not an exception. */
+export async function sendWrite(apis: WriteApis, w: KubeWrite, o: SendOptions): Promise<WriteOutcome> {
+  const request = describeWrite(w);
+  try {
+    await call(apis, w, o);
+    return { request, dryRun: o.dryRun, status: 'ok' };
+  } catch (err) {
+    if (err instanceof k8s.ApiException) {
+      const body = parseStatus(err.body);
+      return { request, dryRun: o.dryRun, status: 'rejected', code: err.code, message: body.message ?? `HTTP ${err.code}`, ...(body.reason ? { reason: body.reason } : {}) };
+    }
+    return { request, dryRun: o.dryRun, status: 'rejected', message: err instanceof Error ? err.message : String(err) };
+  }
+}
+
+/** A Kubernetes Status body: `{ reason, message, code }`. */
+export function parseStatus(body: unknown): { reason?: string; message?: string } {
+  let v: unknown = body;
+  if (typeof body === 'string') {
+    try {
+      v = JSON.parse(body);
+    } catch {
+      return { message: body.slice(0, 300) };
+    }
+  }
+  const s = (v ?? {}) as { reason?: unknown; message?: unknown };
+  return { ...(typeof s.reason === 'string' ? { reason: s.reason } : {}), ...(typeof s.message === 'string' ? { message: s.message } : {}) };
+}

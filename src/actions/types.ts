@@ -1,0 +1,265 @@
+/**
+ * The shapes of the mitigation catalog: a typed action, the Plan an approval card shows, the writes it
+ * sends, its pre-checks, dry run, success criteria, rollback and risk, and the results of executing and
+ * verifying it. Every Plan is plain JSON so it can be stored with the approval request and resumed.
+ */
+import type { z } from 'zod';
+import type { ComponentRef } from '../evidence/types.js';
+import type { MitigationProposal } from '../triage/types.js';
+import type { ApprovedExecutor, DryRunExecutor, ExecutorIdentityInfo } from './executor.js';
+import type { TargetReader } from './reader.js';
+import type { Environment, RiskKind, RiskScore } from './risk.js';
+
+/** The Kubernetes kinds the catalog writes to. */
+export type TargetKind = 'Deployment' | 'StatefulSet' | 'CronJob' | 'Pod';
+
+export interface ObjectRef {
+  kind: TargetKind;
+  namespace: string;
+  name: string;
+}
+
+/**
+ * One request to the API server. `merge` is RFC 7386 (maps merge, lists replace); `json` is RFC 6902
+ * with `test` ops that make the server refuse when the state moved since the plan.
+ */
+export type KubeWrite =
+  | {
+      op: 'patch';
+      target: ObjectRef;
+      /** `scale` goes through the scale subresource (RBAC `deployments/scale`), as `kubectl scale` does. */
+      subresource?: 'scale';
+      patchType: 'merge' | 'json';
+      body: unknown;
+      /** Whether the object had `metadata.annotations` when planned (decides how a JSON patch adds ours). */
+      hasAnnotations?: boolean;
+      purpose: string;
+    }
+  | { op: 'delete'; target: ObjectRef; /** Delete only this incarnation of the object. */ uid?: string; purpose: string };
+
+/** One changed field, for the card: `spec.replicas: 0 → 3`. Values are JSON-ish; env values are masked. */
+export interface FieldChange {
+  path: string;
+  before: unknown;
+  after: unknown;
+}
+
+export type CheckStatus = 'pass' | 'fail' | 'warn';
+
+export interface PreCheck {
+  /** `target exists`, `it is the one in the diagnosis`, `current state is as expected`, `executor may …`. */
+  name: string;
+  status: CheckStatus;
+  detail: string;
+}
+
+/** The server-side dry run, sent through the executor identity (never the reader). */
+export type DryRunResult =
+  | { status: 'accepted'; identity: string; requests: string[] }
+  | { status: 'rejected'; identity: string; requests: string[]; code?: number; reason?: string; message: string }
+  | { status: 'skipped'; message: string };
+
+/** A PromQL check supplied by the caller, e.g. 5xx ratio below 1 %. */
+export interface MetricCriterion {
+  query: string;
+  op: '<' | '<=' | '>' | '>=';
+  threshold: number;
+  description: string;
+}
+
+/** What Vigil checks after execution; each is shown on the card as a sentence. */
+export type SuccessCriterion = (
+  | { kind: 'ready_replicas'; target: ObjectRef; atLeast: number }
+  | { kind: 'replicas_settled'; target: ObjectRef; replicas: 0 }
+  | { kind: 'rollout_complete'; target: ObjectRef; minGeneration: number }
+  | { kind: 'container_image'; target: ObjectRef; container: string; image: string }
+  | { kind: 'cronjob_suspended'; target: ObjectRef; suspend: boolean }
+  | { kind: 'pod_replaced'; target: ObjectRef; uid: string; owner?: ObjectRef; readyAtLeast?: number }
+  | ({ kind: 'metric' } & MetricCriterion)
+) & { description: string; withinSeconds: number };
+
+export interface Approval {
+  /** Slack user id of the approver (`body.user.id` of the click). */
+  userId: string;
+  userName?: string;
+  at: Date;
+}
+
+/** What the diagnosis saw: the Finding's component and structured facts (`replicas`, `image`, `revision` …). */
+export interface DiagnosisSnapshot {
+  component?: ComponentRef;
+  facts?: Record<string, string | number | boolean>;
+}
+
+/** A past execution on some target, for the risk score's "recent failures" factor. */
+export interface ActionHistoryEntry {
+  action: string;
+  target: ComponentRef;
+  outcome: 'succeeded' | 'failed' | 'rolled_back';
+  at: Date;
+}
+
+export interface PlanContext {
+  incidentId: string;
+  /** Reads with the reader identity (GET/LIST only). */
+  reader: TargetReader;
+  /** The executor for the server-side dry run; without it the dry run is `skipped` and the plan not executable. */
+  executor?: DryRunExecutor;
+  diagnosis?: DiagnosisSnapshot;
+  /** Where the target runs; when absent it is guessed from the namespace name, else `unknown`. */
+  environment?: Environment;
+  history?: ActionHistoryEntry[];
+  /** Extra PromQL success criteria from the caller (the service's SLO), checked after execution. */
+  metricCriteria?: MetricCriterion[];
+  /** How long verification may take; default 300 s. */
+  withinSeconds?: number;
+  now?: () => Date;
+}
+
+export interface Plan {
+  action: string;
+  /** `scale deployment/checkout to 3` */
+  title: string;
+  /** The equivalent kubectl command, for humans. */
+  command: string;
+  incidentId: string;
+  target: ObjectRef;
+  params: Record<string, unknown>;
+  proposal: MitigationProposal;
+  /** The exact change, field by field. */
+  changes: FieldChange[];
+  writes: KubeWrite[];
+  preChecks: PreCheck[];
+  dryRun: DryRunResult;
+  successCriteria: SuccessCriterion[];
+  /** The step that undoes this one, itself a proposal needing approval; absent when nothing can undo it. */
+  rollback?: MitigationProposal;
+  /** Why there is no rollback, or what it does not restore. */
+  rollbackNote?: string;
+  risk: RiskScore;
+  /** All pre-checks pass (warnings allowed) and the dry run was accepted. */
+  executable: boolean;
+  /** The target as planned: uid, resourceVersion, generation. */
+  observed: { uid?: string; resourceVersion?: string; generation?: number };
+  createdAt: string;
+}
+
+/** What a catalog action builds from the target before the common plan steps (checks, dry run, risk). */
+export interface ActionDraft {
+  title: string;
+  command: string;
+  target: ObjectRef;
+  /** The object as read now (undefined: it does not exist). */
+  before?: KubeObject;
+  /** The object after the change, for the diff (same as before when nothing would change). */
+  after?: KubeObject;
+  writes: KubeWrite[];
+  /** Overrides the before→after field diff (a deletion is one line, not every field). */
+  changes?: FieldChange[];
+  /** The action-specific `current state is as expected` checks (and any other). */
+  checks: PreCheck[];
+  successCriteria: SuccessCriterion[];
+  rollback?: MitigationProposal;
+  rollbackNote?: string;
+  /** Risk inputs the action knows best. */
+  riskKind: RiskKind;
+  podsDisrupted: number;
+  reversible: 'yes' | 'partial' | 'no';
+  /** Permissions the writes need, checked with a SelfSubjectAccessReview as the executor. */
+  access: AccessCheck[];
+}
+
+export interface AccessCheck {
+  verb: string;
+  group: string;
+  resource: string;
+  subresource?: string;
+  namespace: string;
+  name?: string;
+}
+
+/** A Kubernetes object as JSON. */
+export interface KubeObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: {
+    name?: string;
+    namespace?: string;
+    uid?: string;
+    resourceVersion?: string;
+    generation?: number;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    ownerReferences?: { apiVersion?: string; kind: string; name: string; uid?: string; controller?: boolean }[];
+    deletionTimestamp?: unknown;
+    [k: string]: unknown;
+  };
+  spec?: Record<string, unknown>;
+  status?: Record<string, unknown>;
+  [k: string]: unknown;
+}
+
+/** One request the executor sent, as the thread prints it. */
+export interface WriteOutcome {
+  request: string;
+  dryRun: boolean;
+  status: 'ok' | 'rejected';
+  code?: number;
+  reason?: string;
+  message?: string;
+}
+
+export type ExecutionResult =
+  | { status: 'applied'; identity: ExecutorIdentityInfo; annotation: string; writes: WriteOutcome[] }
+  /** The API refused (the final dry run or the write): nothing or only part was applied; see writes. */
+  | { status: 'rejected'; identity: ExecutorIdentityInfo; annotation: string; writes: WriteOutcome[]; message: string }
+  /** Vigil refused before sending anything (plan not executable, no provider). */
+  | { status: 'refused'; message: string };
+
+export interface CriterionCheck {
+  description: string;
+  ok: boolean;
+  /** What was seen at the last poll, e.g. `readyReplicas 2/3`. */
+  observed: string;
+}
+
+export interface VerificationResult {
+  ok: boolean;
+  /** The target's state at the last poll (replicas, image, revision …). */
+  observed: Record<string, unknown>;
+  checks: CriterionCheck[];
+  elapsedMs: number;
+  /** On failure, the plan's rollback step, returned for approval (never executed here). */
+  rollback?: MitigationProposal;
+}
+
+/**
+ * A catalog action as a typed value. `plan` reads (reader identity) and dry-runs (executor identity);
+ * `execute` writes only with an approved executor; `verify` reads until the success criteria hold.
+ */
+export interface ActionDefinition<P extends z.ZodType = z.ZodType> {
+  name: string;
+  /** For the model and the card: what the action does. */
+  description: string;
+  params: P;
+  effect: 'write';
+  /** Reads the target and describes the change; the common steps (plan.ts) add checks, dry run and risk. */
+  draft(ctx: PlanContext, target: ComponentRef, params: z.infer<P>): Promise<ActionDraft>;
+  plan(ctx: PlanContext, proposal: MitigationProposal): Promise<Plan>;
+  execute(executor: ApprovedExecutor, plan: Plan): Promise<ExecutionResult>;
+  verify(reader: TargetReader, plan: Plan, options?: VerifyOptions): Promise<VerificationResult>;
+}
+
+export interface VerifyOptions {
+  /** Overrides the criteria's `withinSeconds` (tests use short windows). */
+  windowMs?: number;
+  /** Poll interval; default 5 s. */
+  intervalMs?: number;
+  /** Answers PromQL for `metric` criteria; without it those criteria fail as unverifiable. */
+  metrics?: MetricProbe;
+}
+
+/** The one thing verification needs from Prometheus: an instant query's single value. */
+export interface MetricProbe {
+  value(query: string): Promise<number | undefined>;
+}

@@ -1,0 +1,119 @@
+/**
+ * Verification after execution: poll the target (reader identity) until every success criterion holds
+ * or the window ends. On failure the plan's rollback proposal is returned for approval, never executed.
+ */
+import type { TargetReader } from './reader.js';
+import type { CriterionCheck, KubeObject, MetricProbe, Plan, SuccessCriterion, VerificationResult, VerifyOptions } from './types.js';
+
+const num = (v: unknown): number => (typeof v === 'number' ? v : 0);
+
+interface Containers {
+  containers?: { name: string; image?: string }[];
+}
+
+function templateImages(obj: KubeObject | undefined): Record<string, string> {
+  const tpl = (obj?.spec?.['template'] as { spec?: Containers } | undefined)?.spec;
+  return Object.fromEntries((tpl?.containers ?? []).map((c) => [c.name, c.image ?? '']));
+}
+
+/** The target's state as the card prints it. */
+export function observeWorkload(obj: KubeObject | undefined): Record<string, unknown> {
+  if (!obj) return { exists: false };
+  const s = obj.status ?? {};
+  return {
+    exists: true,
+    ...(obj.spec?.['replicas'] !== undefined ? { replicas: obj.spec['replicas'] } : {}),
+    readyReplicas: num(s['readyReplicas']),
+    updatedReplicas: num(s['updatedReplicas']),
+    availableReplicas: num(s['availableReplicas']),
+    generation: obj.metadata?.generation,
+    observedGeneration: s['observedGeneration'],
+    ...(obj.spec?.['template'] ? { images: templateImages(obj) } : {}),
+    ...(obj.kind === 'CronJob' ? { suspend: obj.spec?.['suspend'] === true } : {}),
+    ...(obj.metadata?.annotations?.['deployment.kubernetes.io/revision'] ? { revision: Number(obj.metadata.annotations['deployment.kubernetes.io/revision']) } : {}),
+  };
+}
+
+async function check(c: SuccessCriterion, reader: TargetReader, metrics: MetricProbe | undefined, cache: Map<string, KubeObject | undefined>): Promise<CriterionCheck> {
+  const get = async (ref: { kind: string; namespace: string; name: string }) => {
+    const key = `${ref.kind}/${ref.namespace}/${ref.name}`;
+    if (!cache.has(key)) cache.set(key, await reader.get(ref as Parameters<TargetReader['get']>[0]));
+    return cache.get(key);
+  };
+  const result = (ok: boolean, observed: string): CriterionCheck => ({ description: c.description, ok, observed });
+  switch (c.kind) {
+    case 'ready_replicas': {
+      const obj = await get(c.target);
+      const ready = num(obj?.status?.['readyReplicas']);
+      return result(!!obj && ready >= c.atLeast, obj ? `readyReplicas ${ready}/${c.atLeast}` : 'target not found');
+    }
+    case 'replicas_settled': {
+      const obj = await get(c.target);
+      const replicas = num(obj?.status?.['replicas']);
+      return result(!!obj && replicas === 0, obj ? `${replicas} pods remain` : 'target not found');
+    }
+    case 'rollout_complete': {
+      const obj = await get(c.target);
+      if (!obj) return result(false, 'target not found');
+      const s = obj.status ?? {};
+      const desired = num(obj.spec?.['replicas'] ?? 1);
+      const seen = num(s['observedGeneration']);
+      const ok = seen >= c.minGeneration && num(s['updatedReplicas']) >= desired && num(s['readyReplicas']) >= desired && num(s['availableReplicas'] ?? s['readyReplicas']) >= desired;
+      return result(ok, `observedGeneration ${seen} (need ≥ ${c.minGeneration}), updated ${num(s['updatedReplicas'])}/${desired}, ready ${num(s['readyReplicas'])}/${desired}`);
+    }
+    case 'container_image': {
+      const image = templateImages(await get(c.target))[c.container];
+      return result(image === c.image, `container ${c.container} image ${image ?? '(none)'}`);
+    }
+    case 'cronjob_suspended': {
+      const obj = await get(c.target);
+      const suspend = obj?.spec?.['suspend'] === true;
+      return result(!!obj && suspend === c.suspend, obj ? `suspend ${suspend}` : 'target not found');
+    }
+    case 'pod_replaced': {
+      const pod = await get(c.target);
+      const gone = !pod || pod.metadata?.uid !== c.uid;
+      if (!gone) return result(false, `pod ${c.target.name} (uid ${c.uid}) still exists`);
+      if (!c.owner || c.readyAtLeast === undefined) return result(true, `pod ${c.target.name} replaced`);
+      const ready = num((await get(c.owner))?.status?.['readyReplicas']);
+      return result(ready >= c.readyAtLeast, `old pod gone; ${c.owner.name} readyReplicas ${ready}/${c.readyAtLeast}`);
+    }
+    case 'metric': {
+      if (!metrics) return result(false, 'no metrics source to check this');
+      const value = await metrics.value(c.query).catch(() => undefined);
+      if (value === undefined || Number.isNaN(value)) return result(false, 'no value');
+      const ok = c.op === '<' ? value < c.threshold : c.op === '<=' ? value <= c.threshold : c.op === '>' ? value > c.threshold : value >= c.threshold;
+      return result(ok, `${value} (need ${c.op} ${c.threshold})`);
+    }
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export async function verifyPlan(reader: TargetReader, plan: Plan, options: VerifyOptions = {}): Promise<VerificationResult> {
+  const windowMs = options.windowMs ?? Math.max(0, ...plan.successCriteria.map((c) => c.withinSeconds)) * 1000;
+  const intervalMs = options.intervalMs ?? 5000;
+  const started = Date.now();
+  for (;;) {
+    const cache = new Map<string, KubeObject | undefined>();
+    let checks: CriterionCheck[];
+    let observed: Record<string, unknown>;
+    try {
+      checks = [];
+      for (const c of plan.successCriteria) checks.push(await check(c, reader, options.metrics, cache));
+      observed = observeWorkload(cache.has(key(plan)) ? cache.get(key(plan)) : await reader.get(plan.target));
+    } catch (err) {
+      // A failed read is not a verdict: keep polling until the window ends.
+      checks = plan.successCriteria.map((c) => ({ description: c.description, ok: false, observed: `read failed: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}` }));
+      observed = {};
+    }
+    const ok = checks.every((c) => c.ok);
+    const elapsedMs = Date.now() - started;
+    if (ok || elapsedMs + intervalMs > windowMs) {
+      return { ok, observed, checks, elapsedMs, ...(!ok && plan.rollback ? { rollback: plan.rollback } : {}) };
+    }
+    await sleep(intervalMs);
+  }
+}
+
+const key = (plan: Plan): string => `${plan.target.kind}/${plan.target.namespace}/${plan.target.name}`;
