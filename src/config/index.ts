@@ -26,6 +26,9 @@ export interface Config {
   catalogFile?: string;
   /** Write policy YAML; unset means read-only (nothing can be executed). */
   policyFile?: string;
+  /** The model that deepens triage; absent when no API key is set (deterministic triage only). */
+  model?: { provider: 'anthropic' | 'openai'; apiKey: string; baseURL?: string; model?: string };
+  agent: { maxSteps: number; maxTokens: number; maxSeconds: number; maxCostUsd: number; escalationConfidence: number };
   logLevel: Env['LOG_LEVEL'];
 }
 
@@ -52,6 +55,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   if (!cleaned['SLACK_APP_TOKEN'] && !cleaned['SLACK_SIGNING_SECRET']) {
     problems.push('SLACK_APP_TOKEN: set SLACK_APP_TOKEN (xapp-…, Socket Mode) or SLACK_SIGNING_SECRET (HTTP mode); neither is set');
   }
+  if (cleaned['VIGIL_MODEL_PROVIDER'] === 'anthropic' && !cleaned['ANTHROPIC_API_KEY']) problems.push('ANTHROPIC_API_KEY: is required when VIGIL_MODEL_PROVIDER=anthropic');
+  if (cleaned['VIGIL_MODEL_PROVIDER'] === 'openai' && !cleaned['OPENAI_API_KEY']) problems.push('OPENAI_API_KEY: is required when VIGIL_MODEL_PROVIDER=openai (any non-empty value for a self-hosted endpoint that ignores it)');
   if (!parsed.success || problems.length) throw new ConfigError(problems);
   const e = parsed.data;
   return {
@@ -82,6 +87,22 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     changes: { channels: e.VIGIL_CHANGE_CHANNELS ?? [], flagsWebhookToken: e.VIGIL_FLAGS_WEBHOOK_TOKEN },
     catalogFile: e.VIGIL_CATALOG_FILE,
     policyFile: e.VIGIL_POLICY_FILE,
+    model: modelSettings(e),
+    agent: {
+      maxSteps: e.VIGIL_AGENT_MAX_STEPS,
+      maxTokens: e.VIGIL_AGENT_MAX_TOKENS,
+      maxSeconds: e.VIGIL_AGENT_MAX_SECONDS,
+      maxCostUsd: e.VIGIL_AGENT_MAX_COST_USD,
+      escalationConfidence: e.VIGIL_ESCALATION_CONFIDENCE,
+    },
     logLevel: e.LOG_LEVEL,
   };
+}
+
+/** Anthropic by default; OpenAI (or any OpenAI-compatible endpoint) when chosen or when only its key is set. */
+function modelSettings(e: Env): Config['model'] {
+  const provider = e.VIGIL_MODEL_PROVIDER ?? (e.ANTHROPIC_API_KEY ? 'anthropic' : e.OPENAI_API_KEY ? 'openai' : undefined);
+  if (provider === 'anthropic' && e.ANTHROPIC_API_KEY) return { provider, apiKey: e.ANTHROPIC_API_KEY, baseURL: e.ANTHROPIC_BASE_URL, model: e.ANTHROPIC_MODEL };
+  if (provider === 'openai' && e.OPENAI_API_KEY) return { provider, apiKey: e.OPENAI_API_KEY, baseURL: e.OPENAI_BASE_URL, model: e.OPENAI_MODEL };
+  return undefined;
 }

@@ -54,6 +54,18 @@ export const envSchema = z
     LOKI_BEARER_TOKEN: z.string().optional(),
     GITHUB_TOKEN: z.string().optional(),
     GITHUB_API_URL: z.url({ error: 'expects the GitHub API base URL (GitHub Enterprise: https://<host>/api/v3)' }).optional(),
+    VIGIL_MODEL_PROVIDER: z.enum(['anthropic', 'openai'], { error: 'expects anthropic or openai' }).optional(),
+    ANTHROPIC_API_KEY: z.string().optional(),
+    ANTHROPIC_BASE_URL: z.url({ error: 'expects the Anthropic API base URL (an LLM gateway, for instance)' }).optional(),
+    ANTHROPIC_MODEL: z.string().optional(),
+    OPENAI_API_KEY: z.string().optional(),
+    OPENAI_BASE_URL: z.url({ error: 'expects an OpenAI-compatible base URL, e.g. http://vllm.internal:8000/v1' }).optional(),
+    OPENAI_MODEL: z.string().optional(),
+    VIGIL_AGENT_MAX_STEPS: positiveInt('model calls per investigation').max(100).default(12),
+    VIGIL_AGENT_MAX_TOKENS: positiveInt('tokens per investigation').default(200_000),
+    VIGIL_AGENT_MAX_SECONDS: positiveInt('seconds per investigation').default(120),
+    VIGIL_AGENT_MAX_COST_USD: z.coerce.number({ error: 'expects US dollars, e.g. 0.50' }).positive('expects US dollars > 0').default(0.5),
+    VIGIL_ESCALATION_CONFIDENCE: z.coerce.number({ error: 'expects a number between 0 and 1' }).min(0).max(1).default(0.7),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   });
 
