@@ -6,7 +6,14 @@ import type { Logger } from 'pino';
 import { parseFlagsWebhook } from './changes/flags-webhook.js';
 import { recordChange, storedChanges } from './changes/store.js';
 import type { Config } from './config/index.js';
+import { createProvider } from './agent/providers/index.js';
+import type { ModelProvider } from './agent/types.js';
 import { GitHubReader } from './evidence/github/client.js';
+import { githubTools } from './evidence/github/tools.js';
+import { kubernetesTools } from './evidence/kubernetes/tools/index.js';
+import { createLokiQueryRangeTool } from './evidence/loki/tools.js';
+import { prometheusTools } from './evidence/prometheus/tools.js';
+import type { EvidenceTool } from './evidence/tool.js';
 import { KubeReader, loadKubeConfig } from './evidence/kubernetes/client.js';
 import { LokiClient } from './evidence/loki/client.js';
 import { PrometheusClient } from './evidence/prometheus/client.js';
@@ -35,6 +42,8 @@ export interface VigilOverrides {
   slackClientOptions?: WebClientOptions;
   /** Skip Bolt's startup auth.test. */
   botUserId?: string;
+  /** A provider instead of the one the settings describe; null = no model. */
+  modelProvider?: ModelProvider | null;
 }
 
 export interface Vigil {
@@ -74,6 +83,16 @@ function evidenceSources(config: Config, db: Database, redactor: Redactor, clock
     redactor,
     now: () => clock.now(),
   };
+}
+
+/** The read-only tools the model may call, over the same adapters the deterministic gatherers use. */
+function evidenceTools(s: EvidenceSources): EvidenceTool[] {
+  return [
+    ...(s.kube ? kubernetesTools(s.kube) : []),
+    ...(s.prometheus ? prometheusTools(s.prometheus) : []),
+    ...(s.loki ? [createLokiQueryRangeTool(s.loki)] : []),
+    ...(s.github ? githubTools(s.github) : []),
+  ];
 }
 
 function routesFor(config: Config, db: Database, redactor: Redactor, clock: Clock, log: Logger): Route[] {
@@ -133,7 +152,26 @@ export async function startVigil(config: Config, log: Logger, o: VigilOverrides 
   const app = createSlackApp({ ...config.slack, clientOptions: o.slackClientOptions, botUserId: o.botUserId }, log, routes);
   const chat = new SlackChat(app.client, log);
   const thread = new ThreadSync(db.prisma, chat, log);
-  const runner = new InvestigationRunner(db.prisma, thread, sources, redactor, clock, { concurrency: config.incidents.workerConcurrency, leaseMs: config.incidents.leaseMs }, log);
+  const provider = o.modelProvider !== undefined ? (o.modelProvider ?? undefined) : config.model ? createProvider(config.model) : undefined;
+  if (provider) log.info({ provider: provider.name, model: provider.model }, 'model loop enabled');
+  else log.info('no model configured: deterministic triage only');
+  const runner = new InvestigationRunner(
+    db.prisma,
+    thread,
+    sources,
+    redactor,
+    clock,
+    { concurrency: config.incidents.workerConcurrency, leaseMs: config.incidents.leaseMs, escalationConfidence: config.agent.escalationConfidence },
+    log,
+    provider
+      ? {
+          provider,
+          tools: evidenceTools(sources),
+          budget: { maxSteps: config.agent.maxSteps, maxTokens: config.agent.maxTokens, maxWallMs: config.agent.maxSeconds * 1000, maxCostUsd: config.agent.maxCostUsd },
+          escalationConfidence: config.agent.escalationConfidence,
+        }
+      : undefined,
+  );
   const desk = new IncidentDesk({
     db: db.prisma,
     service,

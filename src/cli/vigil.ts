@@ -9,6 +9,7 @@ import { describeDatabaseUrl, openDatabase } from '../store/db.js';
 const USAGE = `Usage: vigil <command>
   start     run the bot from the environment / .env (same as npm start)
   migrate   apply the committed database migrations to DATABASE_URL (default file:./data/vigil.db)
+  doctor    prove through SelfSubjectAccessReview that the reader cannot write, and show what the executor may do
   help      this text`;
 
 async function migrate(): Promise<void> {
@@ -32,6 +33,8 @@ async function main(argv: string[]): Promise<number> {
     case 'migrate':
       await migrate();
       return 0;
+    case 'doctor':
+      return (await import('./doctor.js')).runDoctor(argv.slice(1), process.env);
     case 'help':
     case '--help':
     case '-h':

@@ -11,6 +11,22 @@ export const investigationContextSchema = z
     notice: z.string().optional(),
     /** The owning team from the service catalog (a Slack user group id). */
     owner: z.string().optional(),
+    /** The model step's outcome and cost, when a model is configured. */
+    model: z
+      .object({
+        provider: z.string(),
+        name: z.string(),
+        status: z.string(),
+        steps: z.number(),
+        toolCalls: z.number(),
+        inputTokens: z.number(),
+        outputTokens: z.number(),
+        costUsd: z.number(),
+        summary: z.string().optional(),
+      })
+      .optional(),
+    /** Set when no hypothesis reached the confidence threshold or a needed read was forbidden: hand over to people. */
+    escalation: z.object({ reason: z.string(), couldNotAccess: z.array(z.string()) }).optional(),
     /** The ranked change timeline's top entries, for the record (redacted summaries). */
     changes: z.array(z.object({ at: z.string(), summary: z.string(), score: z.number(), why: z.array(z.string()) })).optional(),
     triagedAt: z.string().optional(),

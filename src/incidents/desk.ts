@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import { parseAlertMessage } from '../alerts/parse/index.js';
 import { parseInvestigateText } from '../alerts/manual.js';
+import { parseSteering } from '../agent/steering.js';
 import type { Alert, AlertMessage } from '../alerts/types.js';
 import { renderHelp, renderStatus } from '../slack/blocks/commands.js';
 import { renderErrorNote } from '../slack/blocks/notes.js';
@@ -89,7 +90,14 @@ export class IncidentDesk {
       const userName = await this.deps.chat.userName(m.user);
       const r = await service.recordSteering({ channelId: m.channel, threadTs: m.threadTs, messageTs: m.ts, userId: m.user, userName, text: m.message.text ?? '' });
       if (r.kind === 'recorded') {
-        log.info({ incidentId: r.incidentId, user: m.user }, 'steering recorded');
+        const cmd = parseSteering(m.message.text ?? '');
+        const applied = await service.applySteering(r.incidentId, m.user, cmd);
+        log.info({ incidentId: r.incidentId, user: m.user, steering: cmd.kind, applied }, 'steering recorded');
+        // Anything but a direct board command goes to the model, which investigates again with it.
+        if (applied === 'not_a_command' && this.deps.runner.hasModel) {
+          const inv = await this.deps.db.investigation.findFirst({ where: { incidentId: r.incidentId }, orderBy: { startedAt: 'desc' } });
+          if (inv) await this.deps.runner.reinvestigate(inv.id);
+        }
         await this.deps.thread.sync(r.incidentId);
       }
       return;

@@ -28,7 +28,7 @@ function evidenceRow(investigationId: string, hypothesisId: string, stance: 'sup
  * duplicates) with their evidence replaced. Labels H1, H2, … follow first appearance and never change.
  */
 export async function storeFindings(tx: DbTx, investigationId: string, findings: Finding[], redactor: Redactor): Promise<void> {
-  const existing = await tx.hypothesis.findMany({ where: { investigationId }, select: { key: true, ordinal: true } });
+  const existing = await tx.hypothesis.findMany({ where: { investigationId }, select: { key: true, ordinal: true, steeredBy: true } });
   let next = existing.reduce((m, h) => Math.max(m, h.ordinal), 0);
   const byKey = new Map(existing.map((h) => [h.key, h]));
   // Supported first, so the likely cause is H1 on a fresh board.
@@ -50,10 +50,13 @@ export async function storeFindings(tx: DbTx, investigationId: string, findings:
       facts: f.facts ? JSON.stringify(redactor.redactValue(f.facts)) : null,
       affected: f.affected ? JSON.stringify(f.affected) : null,
     };
+    // A responder's verdict (rule out / confirm) stands until a responder changes it: re-runs refresh the
+    // evidence but never overwrite what a person decided.
+    const { status: _status, reason: _reason, confidence: _confidence, ...refreshed } = data;
     const h = await tx.hypothesis.upsert({
       where: { investigationId_key: { investigationId, key: f.key } },
       create: { investigationId, key: f.key, label: `H${ordinal}`, ordinal, ...data },
-      update: data,
+      update: byKey.get(f.key)?.steeredBy ? refreshed : data,
     });
     await tx.evidence.deleteMany({ where: { hypothesisId: h.id } });
     const rows = [

@@ -8,7 +8,8 @@ import { recordAudit } from './audit.js';
 import type { Clock } from './clock.js';
 import { readContext, type InvestigationContext } from './context.js';
 import { storeFindings } from './findings.js';
-import { investigateDeterministically, type EvidenceSources } from './investigate.js';
+import { deepenWithModel, escalationFor, type ModelStepDeps } from './deepen.js';
+import { investigateDeterministically, type EvidenceSources, type InvestigationOutcome } from './investigate.js';
 import type { ThreadSync } from './thread.js';
 
 /**
@@ -16,12 +17,14 @@ import type { ThreadSync } from './thread.js';
  * restarted process resumes after it; every step is idempotent (posts go through ThreadSync's outbox,
  * findings are upserted by key).
  */
-export const STEPS = ['created', 'announced', 'triaged', 'reported'] as const;
+export const STEPS = ['created', 'announced', 'triaged', 'deepened', 'reported'] as const;
 export type Step = (typeof STEPS)[number];
 
 export interface RunnerSettings {
   concurrency: number;
   leaseMs: number;
+  /** Hand over to people when no supported hypothesis reaches this confidence. */
+  escalationConfidence?: number;
   maxAttempts?: number;
 }
 
@@ -30,6 +33,8 @@ export class InvestigationRunner {
   private readonly queue: PQueue;
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly queued = new Set<string>();
+  /** The last deterministic outcome per investigation, for the model step (recomputed after a restart). */
+  private readonly outcomes = new Map<string, InvestigationOutcome>();
   private stopped = false;
 
   constructor(
@@ -40,6 +45,8 @@ export class InvestigationRunner {
     private readonly clock: Clock,
     private readonly settings: RunnerSettings,
     private readonly log: Logger,
+    /** The model step; absent when no model is configured (deterministic triage only). */
+    private readonly model?: Omit<ModelStepDeps, 'db' | 'redactor' | 'log' | 'now'>,
   ) {
     this.queue = new PQueue({ concurrency: settings.concurrency });
   }
@@ -143,10 +150,8 @@ export class InvestigationRunner {
         return 'announced';
       }
       case 'announced': {
-        const alert = firstAlert ? (JSON.parse(firstAlert.payload) as Alert) : undefined;
-        if (!alert) throw new Error('incident has no alert to investigate');
-        const onset = alert.startsAt ? new Date(alert.startsAt) : firstAlert!.receivedAt;
-        const outcome = await investigateDeterministically(alert, onset, this.sources);
+        const outcome = await this.triage(firstAlert);
+        this.outcomes.set(id, outcome);
         await this.db.$transaction(async (tx) => {
           await storeFindings(tx, id, outcome.findings, this.redactor);
           const inv = await tx.investigation.findUniqueOrThrow({ where: { id } });
@@ -158,6 +163,9 @@ export class InvestigationRunner {
             ...(outcome.input.service?.owner ? { owner: outcome.input.service.owner } : {}),
             changes: outcome.changes.slice(0, 10).map((c) => ({ at: c.at.toISOString(), summary: this.redactor.redactText(c.summary), score: c.score, why: c.why })),
           };
+          // Without a model, deterministic triage decides alone whether people must take over.
+          const escalation = this.model ? undefined : escalationFor(outcome.findings, this.settings.escalationConfidence ?? 0.7);
+          if (escalation) ctx.escalation = escalation;
           await tx.investigation.update({ where: { id }, data: { context: JSON.stringify(ctx) } });
           if (outcome.target) await tx.incident.update({ where: { id: incidentId }, data: { namespace: outcome.target.namespace, service: outcome.target.name } });
           await recordAudit(tx, {
@@ -170,12 +178,45 @@ export class InvestigationRunner {
         return 'triaged';
       }
       case 'triaged': {
+        // The first board goes out before the model is asked: deterministic findings land in seconds.
+        await this.thread.sync(incidentId);
+        if (this.model) {
+          const outcome = this.outcomes.get(id) ?? (await this.triage(firstAlert));
+          this.outcomes.delete(id);
+          await deepenWithModel({ ...this.model, db: this.db, redactor: this.redactor, log: this.log, now: () => this.clock.now() }, id, incidentId, outcome);
+        }
+        return 'deepened';
+      }
+      case 'deepened': {
         await this.thread.sync(incidentId);
         return 'reported';
       }
       case 'reported':
         return 'reported';
     }
+  }
+
+  private async triage(firstAlert: { payload: string; receivedAt: Date } | undefined): Promise<InvestigationOutcome> {
+    const alert = firstAlert ? (JSON.parse(firstAlert.payload) as Alert) : undefined;
+    if (!alert) throw new Error('incident has no alert to investigate');
+    const onset = alert.startsAt ? new Date(alert.startsAt) : firstAlert!.receivedAt;
+    return investigateDeterministically(alert, onset, this.sources);
+  }
+
+  /**
+   * Run the investigation again from its last deterministic step (new steering for the model, or a
+   * responder's request): the board keeps its labels, new findings are merged in by key.
+   */
+  async reinvestigate(investigationId: string): Promise<void> {
+    const { count } = await this.db.investigation.updateMany({
+      where: { id: investigationId, state: { in: ['waiting', 'failed'] } },
+      data: { state: 'queued', step: 'announced', attempts: 0, lastError: null },
+    });
+    if (count) this.enqueue(investigationId);
+  }
+
+  get hasModel(): boolean {
+    return this.model !== undefined;
   }
 
   private async patchContext(id: string, patch: Partial<InvestigationContext>): Promise<void> {

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Alert } from '../alerts/types.js';
+import type { SteeringCommand } from '../agent/steering.js';
 import { fingerprintAlert } from '../alerts/fingerprint.js';
 import type { Redactor } from '../redact/index.js';
 import type { Db } from '../store/db.js';
@@ -174,6 +175,32 @@ export class IncidentService {
       if (isUniqueViolation(err)) return { kind: 'duplicate', incidentId: incident.id };
       throw err;
     }
+  }
+
+  /**
+   * Apply a responder's steering command to the hypothesis board at once: rule out, confirm or pin a
+   * hypothesis by its label. Confirming a hypothesis that has no cited evidence leaves it "not sure"
+   * (inconclusive): a person's word is recorded, but it is not evidence.
+   */
+  async applySteering(incidentId: string, userId: string, cmd: SteeringCommand): Promise<'applied' | 'unknown_label' | 'not_a_command'> {
+    if (cmd.kind !== 'rule_out' && cmd.kind !== 'confirm' && cmd.kind !== 'pin') return 'not_a_command';
+    const inv = await this.db.investigation.findFirst({ where: { incidentId }, orderBy: { startedAt: 'desc' } });
+    const h = inv ? await this.db.hypothesis.findFirst({ where: { investigationId: inv.id, label: cmd.label }, include: { evidence: true } }) : null;
+    if (!h) return 'unknown_label';
+    const reason = 'reason' in cmd && cmd.reason ? this.redactor.redactText(cmd.reason) : undefined;
+    const data =
+      cmd.kind === 'rule_out'
+        ? { status: 'ruled_out', reason: reason ? `ruled out by a responder: ${reason}` : 'ruled out by a responder', steeredBy: userId }
+        : cmd.kind === 'confirm'
+          ? h.evidence.some((e) => e.stance === 'supports')
+            ? { status: 'supported', steeredBy: userId, ...(reason ? { reason: `confirmed by a responder: ${reason}` } : {}) }
+            : { status: 'inconclusive', steeredBy: userId, reason: 'confirmed by a responder, but no evidence is cited yet (not sure)' }
+          : { steeredBy: userId };
+    await this.db.$transaction(async (tx) => {
+      await tx.hypothesis.update({ where: { id: h.id }, data });
+      await recordAudit(tx, { incidentId, actor: userId, kind: `hypothesis.${cmd.kind}`, data: { label: h.label, key: h.key, ...(reason ? { reason } : {}) }, at: this.clock.now() });
+    });
+    return 'applied';
   }
 
   async openIncidents() {

@@ -3,9 +3,9 @@ import type { Logger } from 'pino';
 import type { Db } from '../store/db.js';
 import { renderIncidentHeader } from '../slack/blocks/incident.js';
 import { renderHypothesisBoard } from '../slack/blocks/board.js';
-import { renderAlreadyTrackedNote, renderManualRoot, renderRepeatNote, renderResolvedNote } from '../slack/blocks/notes.js';
+import { renderAlreadyTrackedNote, renderEscalation, renderManualRoot, renderRepeatNote, renderResolvedNote } from '../slack/blocks/notes.js';
 import type { ChatMessage, ChatPort } from './chat.js';
-import { boardModel, incidentCard, loadIncidentRecord, type IncidentRecord } from './views.js';
+import { boardModel, escalationModel, incidentCard, loadIncidentRecord, type IncidentRecord } from './views.js';
 
 /** Repeats closer together than this share one thread note (the header's count still shows every one). */
 export const REPEAT_NOTE_QUIET_MS = 15 * 60_000;
@@ -85,6 +85,8 @@ export class ThreadSync {
     const posts: DesiredPost[] = [{ purpose: 'header', threadTs, message: renderIncidentHeader(incidentCard(r)), editable: true }];
     const board = boardModel(r);
     if (board) posts.push({ purpose: 'board', threadTs, message: renderHypothesisBoard(board), editable: true });
+    const escalation = escalationModel(r);
+    if (escalation) posts.push({ purpose: 'escalation', threadTs, message: renderEscalation(escalation), editable: true });
 
     let firing = 0;
     let noted = r.alerts[0]?.receivedAt.getTime() ?? 0;

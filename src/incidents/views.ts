@@ -103,3 +103,23 @@ export function boardModel(r: IncidentRecord): BoardModel | undefined {
     changes: (ctx.changes ?? []).filter((c) => c.score >= 0.05).map((c) => ({ at: new Date(c.at), summary: c.summary, why: c.why })),
   };
 }
+
+/** The handover card's content, when the investigation decided to escalate. */
+export function escalationModel(r: IncidentRecord) {
+  const inv = r.investigations[0];
+  if (!inv || r.status === 'resolved') return undefined;
+  const ctx = readContext(inv.context);
+  if (!ctx.escalation) return undefined;
+  const toolsUsed = ctx.model ? [`model ${ctx.model.name}: ${ctx.model.steps} steps, ${ctx.model.toolCalls} tool calls`] : [];
+  return {
+    ...(ctx.owner ? { owner: ctx.owner } : {}),
+    reason: ctx.escalation.reason,
+    checked: [
+      ...(ctx.target ? [`Kubernetes: ${ctx.target.kind.toLowerCase()}/${ctx.target.name} in ${ctx.target.namespace}, its pods, events, services, config and changes`] : ['Kubernetes: the alert matched no workload']),
+      ...inv.hypotheses.filter((h) => h.status !== 'ruled_out' && h.status !== 'unrelated').map((h) => `${h.label} ${h.title} (${h.status})`),
+      ...toolsUsed,
+    ],
+    ruledOut: inv.hypotheses.filter((h) => h.status === 'ruled_out').map((h) => `${h.label} ${h.title}${h.reason ? ` — ${h.reason}` : ''}`),
+    couldNotAccess: [...ctx.escalation.couldNotAccess, ...(ctx.gaps ?? [])],
+  };
+}

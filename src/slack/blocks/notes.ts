@@ -50,3 +50,30 @@ export function renderErrorNote(n: { what: string; detail?: string; next?: strin
   if (n.next) lines.push(`*What to do:* ${mrkdwnText(n.next, 800)}`);
   return { text: fallbackText(`Error: ${n.what}`, 300), blocks: [sectionBlock(lines.join('\n'))] };
 }
+
+/**
+ * The handover card: no hypothesis reached the confidence threshold within budget, or a needed read was
+ * forbidden. Mentions the owning team and says what was checked, what was ruled out and what Vigil could
+ * not access, so a human picks up with the full picture instead of starting over.
+ */
+export function renderEscalation(e: {
+  owner?: string;
+  reason: string;
+  checked: string[];
+  ruledOut: string[];
+  couldNotAccess: string[];
+}): RenderedMessage {
+  const list = (items: string[], max: number) =>
+    items.length ? items.slice(0, max).map((i) => `• ${mrkdwnText(i.replace(/\s*\n\s*/g, ' '), 200)}`).join('\n') + (items.length > max ? `\n_+${items.length - max} more_` : '') : '_nothing_';
+  const who = e.owner ? `${mention(e.owner)} ` : '';
+  return {
+    text: fallbackText(`Vigil needs a human: ${e.reason}`, 300),
+    blocks: [
+      sectionBlock(`🙋 ${who}*Vigil needs a human on this one* — ${mrkdwnText(e.reason, 400)}`),
+      sectionBlock(`*Checked*\n${list(e.checked, 8)}`),
+      sectionBlock(`*Ruled out*\n${list(e.ruledOut, 6)}`),
+      sectionBlock(`*Could not access*\n${list(e.couldNotAccess, 6)}`),
+      contextBlock(['The hypothesis board above keeps every finding and its evidence; reply in this thread to steer.']),
+    ],
+  };
+}

@@ -1,0 +1,322 @@
+/**
+ * The model loop that deepens deterministic triage: brief → (model → tool calls → results)* →
+ * `submit_diagnosis` → Findings. Within budgets (steps, tokens, wall time, cost), steerable (steering in
+ * the brief, and new steering picked up before every step), stoppable (`signal`). It never throws for a
+ * model failure: the caller gets a status and keeps the deterministic findings.
+ */
+import type { EvidenceTool } from '../evidence/tool.js';
+import type { Redactor } from '../redact/index.js';
+import type { TriageInput } from '../triage/analyzer.js';
+import type { Finding } from '../triage/types.js';
+import { Budget, type AgentUsage, type BudgetKind, type BudgetLimits, type BudgetMode } from './budget.js';
+import { checkSubmission, diagnosisToFindings, repairRequest, SUBMIT_TOOL, submitDiagnosisTool, type Diagnosis } from './output.js';
+import { buildBrief, defaultLabels, steeringUpdate, SYSTEM_PROMPT } from './prompt.js';
+import { ModelConfigurationError, ModelRequestError } from './providers/index.js';
+import type { SteeringMessage } from './steering.js';
+import { CitationBook, Toolbox, type ToolCallEvent } from './toolbox.js';
+import { ModelUnavailableError, type ModelContent, type ModelMessage, type ModelProvider, type ModelResponse, type ModelTool } from './types.js';
+
+export type AgentStatus = 'completed' | 'budget_exhausted' | 'invalid_output' | 'model_unavailable' | 'stopped';
+
+export interface ModelCallEvent {
+  type: 'model_call';
+  step: number;
+  provider: string;
+  model: string;
+  /** `final` when the model was told to submit now (budget). */
+  mode: Exclude<BudgetMode, 'none'>;
+  outcome: 'ok' | 'failed' | 'aborted';
+  stopReason?: ModelResponse['stopReason'];
+  usage?: ModelResponse['usage'];
+  costUsd?: number;
+  responseId?: string;
+  error?: string;
+  ms: number;
+}
+
+export interface DiagnosisEvent {
+  type: 'diagnosis';
+  valid: boolean;
+  errors?: string[];
+  hypotheses?: number;
+}
+
+export interface SteeringEvent {
+  type: 'steering';
+  messages: number;
+}
+
+/** For the audit trail and traces; every event is already redacted. */
+export type AgentEvent = ToolCallEvent | ModelCallEvent | DiagnosisEvent | SteeringEvent;
+
+export interface AgentOptions {
+  provider: ModelProvider;
+  tools: EvidenceTool[];
+  /** What deterministic triage saw (`InvestigationOutcome.input`). */
+  input: TriageInput;
+  /** The deterministic findings (shown with their board labels; they stand whatever happens here). */
+  findings: Finding[];
+  /** Board labels by finding key; default: the labels a fresh board would give. */
+  labels?: Record<string, string>;
+  /** Investigation gaps (`InvestigationOutcome.gaps`). */
+  gaps?: string[];
+  /** Steering received so far (newest last or with times). */
+  steering?: SteeringMessage[];
+  /** Polled before every model call after the first: steering that arrived since the last poll. */
+  pollSteering?: () => SteeringMessage[] | Promise<SteeringMessage[]>;
+  /** Shared skills text relevant to the alert. */
+  skills?: string;
+  budget?: Partial<BudgetLimits>;
+  /** Output tokens per model call (default 4096). */
+  maxOutputTokens?: number;
+  redactor: Redactor;
+  onEvent?: (event: AgentEvent) => void;
+  /** `/sre stop`: aborts the model call or tool in flight; the result is `stopped`. */
+  signal?: AbortSignal;
+  now?: () => Date;
+}
+
+export interface AgentResult {
+  status: AgentStatus;
+  /** The model's hypotheses as findings (`analyzer: 'model'`); empty unless a valid diagnosis was submitted. */
+  findings: Finding[];
+  summary?: string;
+  escalate?: Diagnosis['escalate'];
+  usage: AgentUsage;
+  /** Model calls made. */
+  steps: number;
+  toolCalls: number;
+  /** Which budget ran out, when one did (also with a final diagnosis). */
+  budgetExhausted?: BudgetKind;
+  /** Why it failed, for the thread and the audit (redacted). */
+  error?: string;
+  /** The model error's class, for `model_unavailable`. */
+  errorKind?: 'unavailable' | 'configuration' | 'request' | 'unknown';
+}
+
+/** Tool calls answered per model turn; more are refused with an error result (runaway fan-out). */
+const MAX_CALLS_PER_TURN = 8;
+
+const FINAL_NOTE = `The investigation budget is spent. Do not call any more evidence tools: call ${SUBMIT_TOOL} now with what you have (mark unproven hypotheses open or inconclusive).`;
+const MISSING_SUBMISSION = `You ended your turn without calling ${SUBMIT_TOOL}. Call it now with your diagnosis.`;
+
+export async function runAgent(o: AgentOptions): Promise<AgentResult> {
+  const now = o.now ?? (() => new Date());
+  const budget = new Budget(o.budget, o.provider);
+  const citations = new CitationBook();
+  const emit = (e: AgentEvent) => o.onEvent?.(e);
+  const toolbox = new Toolbox(o.tools, { redactor: o.redactor, now, citations, onEvent: emit });
+  const labels = o.labels ?? defaultLabels(o.findings);
+  const steering = [...(o.steering ?? [])];
+  let toolCalls = 0;
+  let invalidSubmissions = 0;
+  let lastError: string | undefined;
+
+  const finish = (status: AgentStatus, extra: Partial<AgentResult> = {}): AgentResult => ({
+    status,
+    findings: [],
+    usage: { ...budget.usage },
+    steps: budget.steps,
+    toolCalls,
+    ...(budget.exhausted ? { budgetExhausted: budget.exhausted } : {}),
+    ...(lastError && status !== 'completed' ? { error: lastError } : {}),
+    ...extra,
+  });
+
+  const brief = buildBrief({ input: o.input, findings: o.findings, labels, gaps: o.gaps, steering, skills: o.skills, redactor: o.redactor, citations });
+  const messages: ModelMessage[] = [];
+  let pending: ModelContent[] = [{ type: 'text', text: brief }];
+  let finalAsked = false;
+
+  for (;;) {
+    if (o.signal?.aborted) return finish('stopped');
+    if (o.pollSteering && messages.length > 0) {
+      const fresh = await o.pollSteering();
+      if (fresh.length > 0) {
+        steering.push(...fresh);
+        emit({ type: 'steering', messages: fresh.length });
+        pending.push({ type: 'text', text: steeringUpdate(fresh, steering, labels, o.findings, o.redactor) });
+      }
+    }
+
+    const mode = finalAsked ? 'none' : budget.next();
+    if (mode === 'none') return finish('budget_exhausted');
+    if (mode === 'final') {
+      finalAsked = true;
+      pending.push({ type: 'text', text: FINAL_NOTE });
+    }
+    messages.push({ role: 'user', content: pending });
+    budget.appended(pending.reduce((n, c) => n + contentChars(c), 0));
+    pending = [];
+
+    const call = await callModel(o, budget, messages, toolbox.modelTools, mode, emit);
+    if (call.kind === 'stopped') return finish('stopped');
+    if (call.kind === 'failed') return finish('model_unavailable', { error: call.error, errorKind: call.errorKind });
+    if (call.kind === 'timed_out') {
+      budget.markWallTimeExhausted();
+      // The cut-off turn never happened: resend its user message, with the final note if time remains.
+      pending = messages.pop()!.content;
+      if (mode === 'final' || budget.next() === 'none') return finish('budget_exhausted');
+      continue;
+    }
+
+    const response = call.response;
+    messages.push({ role: 'assistant', content: response.content.length > 0 ? response.content : [{ type: 'text', text: '(no output)' }] });
+    const calls = response.content.filter((c): c is Extract<ModelContent, { type: 'tool_call' }> => c.type === 'tool_call');
+    const submit = calls.find((c) => c.name === SUBMIT_TOOL);
+
+    // Answer the evidence calls first, so their citations count if the submission came in the same turn.
+    const signal = deadlineSignal(o.signal, budget.hardDeadline);
+    try {
+      for (const [i, c] of calls.entries()) {
+        if (c === submit) continue;
+        if (mode === 'final') {
+          pending.push({ type: 'tool_result', callId: c.id, content: `Not run: the budget is spent; call ${SUBMIT_TOOL}.`, isError: true });
+          continue;
+        }
+        if (i >= MAX_CALLS_PER_TURN) {
+          pending.push({ type: 'tool_result', callId: c.id, content: `Not run: at most ${MAX_CALLS_PER_TURN} tool calls per turn.`, isError: true });
+          continue;
+        }
+        toolCalls += 1;
+        const out = await toolbox.dispatch(c.name, c.input, signal.signal);
+        pending.push({ type: 'tool_result', callId: c.id, content: out.content, ...(out.isError ? { isError: true } : {}) });
+      }
+    } catch (err) {
+      if (o.signal?.aborted) return finish('stopped');
+      if (signal.timedOut()) {
+        budget.markWallTimeExhausted();
+        return finish('budget_exhausted');
+      }
+      throw err;
+    } finally {
+      signal.dispose();
+    }
+
+    if (submit) {
+      const check = checkSubmission(submit.input, citations);
+      if (check.ok) {
+        const findings = diagnosisToFindings(check.diagnosis, citations, o.redactor);
+        emit({ type: 'diagnosis', valid: true, hypotheses: findings.length });
+        const extra = {
+          findings,
+          summary: o.redactor.redactText(check.diagnosis.summary),
+          ...(check.diagnosis.escalate ? { escalate: o.redactor.redactValue(check.diagnosis.escalate) } : {}),
+        };
+        return finish(finalAsked ? 'budget_exhausted' : 'completed', extra);
+      }
+      emit({ type: 'diagnosis', valid: false, errors: o.redactor.redactValue(check.errors) });
+      invalidSubmissions += 1;
+      lastError = o.redactor.redactText(`invalid diagnosis: ${check.errors.join('; ')}`).slice(0, 1000);
+      if (invalidSubmissions >= 2) return finish('invalid_output');
+      pending.push({ type: 'tool_result', callId: submit.id, content: repairRequest(check.errors), isError: true });
+    } else if (calls.length === 0) {
+      // Ending without a submission breaks the output contract: it uses the one repair round too.
+      emit({ type: 'diagnosis', valid: false, errors: ['no submission'] });
+      invalidSubmissions += 1;
+      lastError = `the model ended its turn without calling ${SUBMIT_TOOL}`;
+      if (invalidSubmissions >= 2) return finish('invalid_output');
+      pending.push({ type: 'text', text: MISSING_SUBMISSION });
+    }
+    if (finalAsked) return finish('budget_exhausted');
+  }
+}
+
+type CallOutcome =
+  | { kind: 'ok'; response: ModelResponse }
+  | { kind: 'stopped' }
+  | { kind: 'timed_out' }
+  | { kind: 'failed'; error: string; errorKind: NonNullable<AgentResult['errorKind']> };
+
+async function callModel(
+  o: AgentOptions,
+  budget: Budget,
+  messages: ModelMessage[],
+  tools: ModelTool[],
+  mode: Exclude<BudgetMode, 'none'>,
+  emit: (e: AgentEvent) => void,
+): Promise<CallOutcome> {
+  const deadline = deadlineSignal(o.signal, mode === 'final' ? budget.hardDeadline : budget.exploreDeadline);
+  const started = performance.now();
+  const step = budget.steps + 1;
+  const base = { type: 'model_call' as const, step, provider: o.provider.name, model: o.provider.model, mode };
+  try {
+    const response = await o.provider.complete({
+      system: SYSTEM_PROMPT,
+      // On the final call only the submission tool is offered.
+      tools: mode === 'final' ? [submitDiagnosisTool] : [...tools, submitDiagnosisTool],
+      messages,
+      maxOutputTokens: o.maxOutputTokens ?? 4096,
+      signal: deadline.signal,
+    });
+    budget.record(response.usage);
+    emit({
+      ...base,
+      outcome: 'ok',
+      stopReason: response.stopReason,
+      usage: response.usage,
+      costUsd: o.provider.cost(response.usage).usd,
+      ...(response.id ? { responseId: response.id } : {}),
+      ms: Math.round(performance.now() - started),
+    });
+    return { kind: 'ok', response };
+  } catch (err) {
+    budget.recordFailedCall();
+    const ms = Math.round(performance.now() - started);
+    if (o.signal?.aborted) {
+      emit({ ...base, outcome: 'aborted', error: 'stopped', ms });
+      return { kind: 'stopped' };
+    }
+    if (deadline.timedOut()) {
+      emit({ ...base, outcome: 'aborted', error: 'wall-time budget', ms });
+      return { kind: 'timed_out' };
+    }
+    const error = o.redactor.redactText(err instanceof Error ? err.message : String(err)).slice(0, 1000);
+    emit({ ...base, outcome: 'failed', error, ms });
+    return { kind: 'failed', error, errorKind: errorKindOf(err) };
+  } finally {
+    deadline.dispose();
+  }
+}
+
+function errorKindOf(err: unknown): NonNullable<AgentResult['errorKind']> {
+  if (err instanceof ModelUnavailableError) return 'unavailable';
+  if (err instanceof ModelConfigurationError) return 'configuration';
+  if (err instanceof ModelRequestError) return 'request';
+  return 'unknown';
+}
+
+/** The caller's signal combined with a wall-clock deadline; says afterwards whether the deadline fired. */
+function deadlineSignal(outer: AbortSignal | undefined, deadline: number): { signal: AbortSignal; timedOut(): boolean; dispose(): void } {
+  const controller = new AbortController();
+  let fired = false;
+  const timer = setTimeout(
+    () => {
+      fired = true;
+      controller.abort(new Error('wall-time budget exhausted'));
+    },
+    Math.max(0, deadline - Date.now()),
+  );
+  const onAbort = () => controller.abort(outer?.reason);
+  if (outer?.aborted) onAbort();
+  else outer?.addEventListener('abort', onAbort, { once: true });
+  return {
+    signal: controller.signal,
+    timedOut: () => fired,
+    dispose: () => {
+      clearTimeout(timer);
+      outer?.removeEventListener('abort', onAbort);
+    },
+  };
+}
+
+function contentChars(c: ModelContent): number {
+  switch (c.type) {
+    case 'text':
+      return c.text.length;
+    case 'tool_result':
+      return c.content.length;
+    case 'tool_call':
+      return JSON.stringify(c.input ?? {}).length;
+  }
+}

@@ -1,0 +1,181 @@
+/**
+ * The model's output contract: it ends by calling `submit_diagnosis` with structured hypotheses. The
+ * submission is checked with zod and against what the run actually saw (every citation must be one a
+ * tool returned, a deterministic finding cited, or the change timeline listed), then becomes `Finding`s
+ * with `analyzer: 'model'`. Weak support never makes a hypothesis `supported`.
+ */
+import { z } from 'zod';
+import { formatComponent, type ComponentRef, type Evidence } from '../evidence/types.js';
+import { ACTION_TYPES } from '../policy/types.js';
+import type { Redactor } from '../redact/index.js';
+import type { Finding, HypothesisStatus } from '../triage/types.js';
+import type { CitationBook } from './toolbox.js';
+import { toolInputSchema } from './toolbox.js';
+import type { ModelTool } from './types.js';
+
+export const SUBMIT_TOOL = 'submit_diagnosis';
+
+/** The citation for a step of the model's own reasoning: allowed, but never support on its own. */
+export const INFERENCE_CITATION = 'inference';
+
+const componentRef = z.object({
+  kind: z.string().min(1).describe('Kubernetes kind (Deployment, Pod, Service, ConfigMap, Node, …) or Repository / FeatureFlag.'),
+  namespace: z.string().min(1).optional().describe('Namespace; omit for cluster-scoped objects.'),
+  name: z.string().min(1),
+});
+
+const evidenceItem = z.object({
+  stance: z.enum(['supports', 'refutes']),
+  summary: z.string().min(1).max(400).describe('The fact, with the concrete value (field, count, log template, metric value).'),
+  citation: z
+    .string()
+    .min(1)
+    .describe(`Exactly the "cite" string of a tool result or evidence line, or of a deterministic finding's evidence; "${INFERENCE_CITATION}" for your own reasoning (never enough on its own).`),
+});
+
+const mitigation = z.object({
+  action: z.enum(ACTION_TYPES),
+  target: componentRef,
+  params: z.record(z.string(), z.unknown()).describe('Action parameters, e.g. {"replicas": 3}.'),
+  command: z.string().min(1).describe('The equivalent command for a human, e.g. kubectl scale deployment/checkout -n shop --replicas=3.'),
+  rationale: z.string().min(1),
+});
+
+const hypothesis = z.object({
+  title: z.string().min(1).max(200).describe('One line: what happened.'),
+  status: z.enum(['supported', 'open', 'inconclusive', 'ruled_out', 'unrelated']),
+  confidence: z.number().min(0).max(1),
+  component: componentRef.describe('The faulty component (localisation).'),
+  category: z
+    .string()
+    .regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/, 'kebab-case, e.g. disk-full')
+    .describe('Failure mechanism category, kebab-case (e.g. disk-full, clock-skew, dns-misconfigured, scaled-to-zero).'),
+  mechanism: z.string().min(1).max(1200).describe('What is wrong and why (characterisation).'),
+  facts: z
+    .record(z.string(), z.union([z.string(), z.number(), z.boolean()]))
+    .describe('Concrete details, camelCase keys: the key, value, port, image, limit, actor, time that matter.'),
+  scope: z.string().max(600).describe('Who/what is affected, for people.'),
+  affected: z.array(componentRef).describe('Affected components: the faulty one first, then callers, Services, Ingresses.'),
+  evidence: z.array(evidenceItem).describe('For and against, each with its citation.'),
+  reason: z.string().max(600).optional().describe('Why it is ruled out / unrelated.'),
+  mitigation: mitigation.optional(),
+});
+
+export const diagnosisSchema = z.object({
+  hypotheses: z.array(hypothesis).min(1).max(12),
+  summary: z.string().min(1).max(1500).describe('A few sentences for the incident thread.'),
+  escalate: z
+    .object({ reason: z.string().min(1), couldNotAccess: z.array(z.string()) })
+    .optional()
+    .describe('When no cause was found or a permission was missing: why a human must take over.'),
+});
+
+export type Diagnosis = z.infer<typeof diagnosisSchema>;
+export type DiagnosedHypothesis = Diagnosis['hypotheses'][number];
+
+export const submitDiagnosisTool: ModelTool = {
+  name: SUBMIT_TOOL,
+  description:
+    'Submit your final diagnosis and end the investigation. Call it exactly once, when you are done (or when told the budget is spent). ' +
+    'Every evidence citation must be copied exactly from a tool result ("cite"), an evidence line, or a deterministic finding.',
+  inputSchema: toolInputSchema(diagnosisSchema),
+};
+
+export type SubmissionCheck = { ok: true; diagnosis: Diagnosis } | { ok: false; errors: string[] };
+
+/** Schema, then the rules zod cannot see: cited evidence behind every claim, citations the run saw. */
+export function checkSubmission(input: unknown, citations: CitationBook): SubmissionCheck {
+  const parsed = diagnosisSchema.safeParse(input);
+  if (!parsed.success) {
+    return { ok: false, errors: parsed.error.issues.slice(0, 20).map((i) => `${i.path.join('.') || '(input)'}: ${i.message}`) };
+  }
+  const errors: string[] = [];
+  parsed.data.hypotheses.forEach((h, i) => {
+    if (h.status === 'supported' && !h.evidence.some((e) => e.stance === 'supports')) {
+      errors.push(`hypotheses.${i} ("${h.title}"): status "supported" needs at least one supporting evidence item with a citation`);
+    }
+    h.evidence.forEach((e, j) => {
+      if (e.citation.trim() !== INFERENCE_CITATION && !citations.get(e.citation)) {
+        errors.push(`hypotheses.${i}.evidence.${j}.citation: "${e.citation.slice(0, 200)}" was never returned by a tool or a finding; copy a "cite" value exactly`);
+      }
+    });
+  });
+  return errors.length > 0 ? { ok: false, errors } : { ok: true, diagnosis: parsed.data };
+}
+
+/** The tool result sent back for an invalid submission (the one repair round). */
+export function repairRequest(errors: string[]): string {
+  return [
+    'The diagnosis was not accepted:',
+    ...errors.map((e) => `- ${e}`),
+    `Call ${SUBMIT_TOOL} again with a corrected submission. You may call other tools first if you need evidence to cite.`,
+  ].join('\n');
+}
+
+/** `model:<ns>/<kind>/<name>:<category>` — stable across re-runs, distinct from analyzer keys. */
+export function modelFindingKey(component: ComponentRef, category: string): string {
+  return `model:${formatComponent(component)}:${category}`;
+}
+
+/** Confidence a downgraded hypothesis keeps at most. */
+const WEAK_CONFIDENCE_CAP = 0.5;
+
+/**
+ * Valid diagnosis → findings. A `supported` hypothesis is downgraded to `inconclusive` when its support is
+ * only the model's own claim (inference, or a failed read), or when evidence refutes it.
+ */
+export function diagnosisToFindings(d: Diagnosis, citations: CitationBook, redactor: Redactor): Finding[] {
+  const used = new Map<string, number>();
+  return d.hypotheses.map((h) => {
+    const component = cleanRef(h.component);
+    let key = modelFindingKey(component, h.category);
+    const n = (used.get(key) ?? 0) + 1;
+    used.set(key, n);
+    if (n > 1) key = `${key}#${n}`;
+
+    const supporting = h.evidence.filter((e) => e.stance === 'supports').map((e) => toEvidence(e, citations));
+    const refuting = h.evidence.filter((e) => e.stance === 'refutes').map((e) => toEvidence(e, citations));
+    let status: HypothesisStatus = h.status;
+    let confidence = h.confidence;
+    if (status === 'supported') {
+      const strong = supporting.some((e) => isStrong(e, citations));
+      if (!strong || refuting.length > 0) {
+        status = 'inconclusive';
+        confidence = Math.min(confidence, WEAK_CONFIDENCE_CAP);
+      }
+    }
+    const finding: Finding = {
+      key,
+      analyzer: 'model',
+      status,
+      confidence,
+      title: h.title,
+      component,
+      mechanism: h.mechanism,
+      scope: h.scope,
+      affected: h.affected.map(cleanRef),
+      facts: { ...h.facts, category: h.category },
+      supporting,
+      refuting,
+      ...(h.reason ? { reason: h.reason } : {}),
+      ...(h.mitigation ? { mitigation: { ...h.mitigation, target: cleanRef(h.mitigation.target) } } : {}),
+    };
+    return redactor.redactValue(finding);
+  });
+}
+
+function toEvidence(e: { summary: string; citation: string }, citations: CitationBook): Evidence {
+  const seen = e.citation.trim() === INFERENCE_CITATION ? undefined : citations.get(e.citation);
+  if (!seen) return { kind: 'note', summary: e.summary, citation: { source: 'model', ref: INFERENCE_CITATION } };
+  return { kind: seen.kind, summary: e.summary, citation: seen.citation };
+}
+
+function isStrong(e: Evidence, citations: CitationBook): boolean {
+  if (e.citation.source === 'model') return false;
+  const seen = citations.get(e.citation.ref);
+  return !!seen && seen.origin !== 'tool_error';
+}
+
+function cleanRef(c: ComponentRef): ComponentRef {
+  return c.namespace ? { kind: c.kind, namespace: c.namespace, name: c.name } : { kind: c.kind, name: c.name };
+}

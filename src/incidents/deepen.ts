@@ -1,0 +1,106 @@
+import type { Logger } from 'pino';
+import { runAgent, type AgentEvent, type AgentResult } from '../agent/loop.js';
+import type { BudgetLimits } from '../agent/budget.js';
+import type { ModelProvider } from '../agent/types.js';
+import type { EvidenceTool } from '../evidence/tool.js';
+import type { Redactor } from '../redact/index.js';
+import type { Finding } from '../triage/types.js';
+import type { Db } from '../store/db.js';
+import { recordAudit } from './audit.js';
+import { readContext, type InvestigationContext } from './context.js';
+import { storeFindings } from './findings.js';
+import type { InvestigationOutcome } from './investigate.js';
+
+/** Hand over to people when no supported hypothesis reaches the threshold. */
+export function escalationFor(findings: Finding[], threshold: number): { reason: string; couldNotAccess: string[] } | undefined {
+  const supported = findings.filter((f) => f.status === 'supported');
+  const best = Math.max(0, ...supported.map((f) => f.confidence));
+  if (best >= threshold) return undefined;
+  return {
+    reason: supported.length ? `the best hypothesis has confidence ${best.toFixed(2)}, below ${threshold}` : 'no hypothesis is supported by evidence',
+    couldNotAccess: [],
+  };
+}
+
+/** What the model step needs beyond the investigation's own record. */
+export interface ModelStepDeps {
+  db: Db;
+  provider: ModelProvider;
+  tools: EvidenceTool[];
+  budget: Partial<BudgetLimits>;
+  /** Below this confidence (and no supported hypothesis), hand over to the owners. */
+  escalationConfidence: number;
+  redactor: Redactor;
+  log: Logger;
+  now: () => Date;
+}
+
+/**
+ * Deepen deterministic triage with the model loop: same read-only tools, within budgets, steered by
+ * every responder's replies. The model's hypotheses join the board beside the analyzers'; when the
+ * model is unavailable the investigation stays on deterministic triage and the thread says so.
+ */
+export async function deepenWithModel(deps: ModelStepDeps, investigationId: string, incidentId: string, outcome: InvestigationOutcome): Promise<AgentResult> {
+  const { db, redactor } = deps;
+  const [hyps, steering] = await Promise.all([
+    db.hypothesis.findMany({ where: { investigationId }, select: { key: true, label: true } }),
+    db.steeringMessage.findMany({ where: { incidentId }, orderBy: { receivedAt: 'asc' } }),
+  ]);
+  const audit = (e: AgentEvent) => {
+    const data = redactor.redactValue(e as unknown as Record<string, unknown>);
+    void recordAudit(db, { incidentId, actor: 'vigil', kind: `agent.${e.type}`, data }).catch((err: unknown) => deps.log.warn({ err: String(err) }, 'audit write failed'));
+  };
+  const result = await runAgent({
+    provider: deps.provider,
+    tools: deps.tools,
+    input: outcome.input,
+    findings: outcome.findings,
+    labels: Object.fromEntries(hyps.map((h) => [h.key, h.label])),
+    gaps: outcome.gaps,
+    steering: steering.map((s) => ({ userId: s.userId, ...(s.userName ? { userName: s.userName } : {}), text: s.text, at: s.receivedAt })),
+    budget: deps.budget,
+    redactor,
+    onEvent: audit,
+    now: deps.now,
+  });
+
+  const escalate = result.escalate ?? escalationFor([...outcome.findings, ...result.findings], deps.escalationConfidence);
+
+  await db.$transaction(async (tx) => {
+    if (result.findings.length) await storeFindings(tx, investigationId, result.findings, redactor);
+    const inv = await tx.investigation.findUniqueOrThrow({ where: { id: investigationId } });
+    const ctx = readContext(inv.context);
+    const model: NonNullable<InvestigationContext['model']> = {
+      provider: deps.provider.name,
+      name: deps.provider.model,
+      status: result.status,
+      steps: result.steps,
+      toolCalls: result.toolCalls,
+      inputTokens: result.usage.inputTokens,
+      outputTokens: result.usage.outputTokens,
+      costUsd: result.usage.costUsd,
+      ...(result.summary ? { summary: redactor.redactText(result.summary) } : {}),
+    };
+    const next: InvestigationContext = {
+      ...ctx,
+      model,
+      notice:
+        result.status === 'model_unavailable'
+          ? `Model unavailable (${redactor.redactText(result.error ?? 'no answer').slice(0, 160)}): continuing on deterministic triage.`
+          : result.status === 'budget_exhausted'
+            ? `Model budget reached (${result.budgetExhausted ?? 'budget'}): showing what was found so far.`
+            : result.status === 'invalid_output'
+              ? 'The model’s diagnosis was invalid twice: showing deterministic triage.'
+              : ctx.notice,
+      ...(escalate ? { escalation: { reason: redactor.redactText(escalate.reason), couldNotAccess: escalate.couldNotAccess.map((g) => redactor.redactText(g)) } } : {}),
+    };
+    await tx.investigation.update({ where: { id: investigationId }, data: { context: JSON.stringify(next) } });
+    await recordAudit(tx, {
+      incidentId,
+      actor: 'vigil',
+      kind: 'agent.completed',
+      data: { status: result.status, steps: result.steps, toolCalls: result.toolCalls, usage: result.usage, findings: result.findings.map((f) => ({ key: f.key, status: f.status, confidence: f.confidence })) },
+    });
+  });
+  return result;
+}

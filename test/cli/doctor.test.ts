@@ -1,0 +1,204 @@
+/**
+ * `vigil doctor` against the fake API server, through a real kubeconfig file (KUBECONFIG), with
+ * identities built from the RBAC in deploy/ itself: the reader bound as deploy/reader-rbac.yaml and
+ * executor-access.yaml bind it, the executor as executor-rbac.yaml binds it. The fake has no
+ * resourceNames, so a by-name grant becomes a grant in that namespace (doctor only asks by name where
+ * the manifests grant by name).
+ */
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
+import { runDoctor } from '../../src/cli/doctor.js';
+import { startFakeKube, type FakeKube, type Identity, type PolicyRule } from '../fakes/kubernetes/server.js';
+
+const deployDir = new URL('../../deploy/', import.meta.url).pathname;
+const POLICY = `${deployDir}policy.example.yaml`;
+const EXECUTOR = 'system:serviceaccount:vigil:vigil-executor';
+
+interface Manifest {
+  kind: string;
+  metadata: { name: string; namespace?: string };
+  rules?: { apiGroups: string[]; resources: string[]; verbs: string[] }[];
+  roleRef?: { kind: string; name: string };
+  subjects?: { kind: string; name: string; namespace?: string }[];
+}
+const manifests: Manifest[] = readdirSync(deployDir)
+  .filter((f) => f.endsWith('.yaml') && !['policy.example.yaml', 'kustomization.yaml', 'executor-token.yaml'].includes(f))
+  .flatMap((f) => parseAllDocuments(readFileSync(`${deployDir}${f}`, 'utf8')).map((d) => d.toJS() as Manifest));
+
+/** The fake's rules for what deploy/ binds to ServiceAccount vigil/<sa>. */
+function rulesFromManifests(sa: string): PolicyRule[] {
+  const rules: PolicyRule[] = [];
+  for (const b of manifests.filter((m) => m.kind === 'RoleBinding' || m.kind === 'ClusterRoleBinding')) {
+    if (!b.subjects!.some((s) => s.name === sa && s.namespace === 'vigil')) continue;
+    const role = manifests.find((m) => m.kind === b.roleRef!.kind && m.metadata.name === b.roleRef!.name && (m.kind === 'ClusterRole' || m.metadata.namespace === b.metadata.namespace))!;
+    for (const r of role.rules!) rules.push({ verbs: r.verbs, apiGroups: r.apiGroups, resources: r.resources, ...(b.kind === 'RoleBinding' ? { namespaces: [b.metadata.namespace!] } : {}) });
+  }
+  return rules;
+}
+
+const readerRules = rulesFromManifests('vigil');
+const reader: Identity = { user: 'system:serviceaccount:vigil:vigil', rules: readerRules, canImpersonate: [EXECUTOR] };
+const executor: Identity = { user: EXECUTOR, rules: rulesFromManifests('vigil-executor') };
+
+let kube: FakeKube;
+const dirs: string[] = [];
+
+beforeAll(async () => {
+  kube = await startFakeKube({
+    objects: [{ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'vigil-executor', namespace: 'vigil' } }],
+    identities: {
+      reader,
+      executor,
+      // (b) the reader plus one write: patch deployments in shop.
+      'leaky-reader': { ...reader, user: 'leaky', rules: [...readerRules, { verbs: ['patch'], apiGroups: ['apps'], resources: ['deployments'], namespaces: ['shop'] }] },
+      // A reader that cannot list nodes (a missing required read) and cannot impersonate.
+      'blind-reader': {
+        user: 'blind',
+        rules: readerRules.filter((r) => !r.verbs.includes('impersonate')).map((r) => ({ ...r, resources: r.resources.filter((x) => x !== 'nodes') })),
+      },
+    },
+  });
+});
+
+afterAll(async () => {
+  await kube.close();
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+afterEach(() => {
+  kube.audit.length = 0;
+});
+
+/** A kubeconfig file for the fake, as an operator would have one (client-node refuses plain HTTP without skip-TLS-verify). */
+function kubeconfig(server: string, token: string): string {
+  const dir = mkdtempSync(join(tmpdir(), 'vigil-doctor-'));
+  dirs.push(dir);
+  const file = join(dir, 'config');
+  writeFileSync(
+    file,
+    `apiVersion: v1
+kind: Config
+clusters: [{ name: fake, cluster: { server: "${server}", insecure-skip-tls-verify: true } }]
+users: [{ name: vigil, user: { token: ${token} } }]
+contexts: [{ name: fake, context: { cluster: fake, user: vigil } }]
+current-context: fake
+`,
+  );
+  return file;
+}
+
+async function doctor(argv: string[], env: Record<string, string | undefined>): Promise<{ code: number; text: string }> {
+  const lines: string[] = [];
+  const code = await runDoctor(['doctor', ...argv], env, (l) => lines.push(l));
+  return { code, text: lines.join('\n') };
+}
+
+/** The lines of the executor's section for one namespace. */
+function section(text: string, ns: string): string {
+  const start = text.indexOf(`\n  ${ns} (`);
+  expect(start, ns).toBeGreaterThan(-1);
+  const end = text.slice(start + 1).search(/\n {2}\S/);
+  return text.slice(start, end < 0 ? undefined : start + 1 + end);
+}
+
+describe('vigil doctor', () => {
+  it('(a) the deploy/ reader and executor pass, and the report lists what the executor may do where', async () => {
+    const { code, text } = await doctor([], { KUBECONFIG: kubeconfig(kube.url, 'reader'), VIGIL_POLICY_FILE: POLICY });
+    expect(code, text).toBe(0);
+    expect(text).toContain('✓ cannot patch deployments');
+    expect(text).toContain('✓ cannot create serviceaccounts/token');
+    expect(text).toContain('✓ get pods/log');
+    expect(text).not.toMatch(/✗/);
+    expect(text).toContain('✓ impersonation works');
+    expect(text).toContain(`Executor ${EXECUTOR} (checked via impersonation)`);
+
+    const shop = section(text, 'shop');
+    expect(shop).toMatch(/✓ scale +possible on deployments, statefulsets/);
+    expect(shop).toMatch(/✓ rollout_undo +possible on deployments/);
+    expect(shop).toMatch(/✓ delete_pod +possible on pods/);
+    expect(shop).toMatch(/· suspend_cronjob +refused by the policy\n/);
+    // RBAC cannot tell an image change from a restart; the policy is what refuses it.
+    expect(shop).toMatch(/· set_image +refused by the policy \(RBAC alone would allow it on deployments, statefulsets\)/);
+    expect(section(text, 'shop-staging')).toMatch(/✓ suspend_cronjob +possible on cronjobs/);
+    expect(text).toMatch(/no catalog action possible or allowed in: .*shop-dr.*kube-system/);
+    expect(text).toContain('✓ nothing broader than the policy needs');
+    expect(text).toContain('✓ OK');
+
+    // Doctor only asks; the executor's questions went through impersonation.
+    expect(kube.audit.every((e) => e.verb === 'create' && e.path.endsWith('/selfsubjectaccessreviews'))).toBe(true);
+    expect(kube.audit.some((e) => e.user === EXECUTOR && e.impersonatedBy === reader.user)).toBe(true);
+  });
+
+  it('(b) a reader that can patch deployments fails loudly with exit 1', async () => {
+    const { code, text } = await doctor([], { KUBECONFIG: kubeconfig(kube.url, 'leaky-reader'), VIGIL_POLICY_FILE: POLICY });
+    expect(code).toBe(1);
+    expect(text).toContain('✗ CAN patch deployments — shop');
+    expect(text).toContain('SAFETY FAILURE: the reader identity can WRITE');
+    expect(text).toContain('- patch deployments (apps) in shop');
+    expect(text).toContain('✗ FAILED: the reader identity can write');
+  });
+
+  it('a reader missing a required read fails with exit 1; without impersonation the executor is reported unchecked', async () => {
+    const { code, text } = await doctor(['--executor', 'auto'], { KUBECONFIG: kubeconfig(kube.url, 'blind-reader'), VIGIL_POLICY_FILE: POLICY });
+    expect(code).toBe(1);
+    expect(text).toContain('✗ cannot list nodes cluster-wide');
+    expect(text).toContain('⚠ the reader can reach the executor neither by impersonation nor by TokenRequest');
+    expect(text).toMatch(/Executor: ⚠ could not check .*impersonation: HTTP 403.*SubjectAccessReview/);
+    expect(text).toContain('✗ FAILED: the reader misses read permissions');
+  });
+
+  it('flags executor permissions broader than the policy needs, without failing', async () => {
+    const broad = await startFakeKube({
+      objects: [],
+      identities: {
+        reader,
+        executor: { ...executor, rules: [...executor.rules, { verbs: ['patch'], apiGroups: [''], resources: ['configmaps'], namespaces: ['shop'] }, { verbs: ['patch'], apiGroups: ['apps'], resources: ['deployments'] }] },
+      },
+    });
+    try {
+      const { code, text } = await doctor([], { KUBECONFIG: kubeconfig(broad.url, 'reader'), VIGIL_POLICY_FILE: POLICY });
+      expect(code, text).toBe(0);
+      expect(text).toContain('⚠ The executor may do more than the policy needs');
+      expect(text).toContain('- patch configmaps in shop');
+      // A cluster-wide grant shows up everywhere the policy allows nothing.
+      expect(text).toContain('- patch deployments cluster-wide');
+      expect(text).toContain('- patch deployments in kube-system');
+      expect(text).not.toContain('- patch deployments in shop\n');
+      expect(text).toMatch(/\n {2}shop-dr \(disaster-recovery\)\n {4}· scale +refused by the policy/);
+    } finally {
+      await broad.close();
+    }
+  });
+
+  it('(c) an unreachable cluster exits 2 with a clear message', async () => {
+    const port = await new Promise<number>((resolve) => {
+      const s = createServer().listen(0, '127.0.0.1', () => {
+        const p = (s.address() as { port: number }).port;
+        s.close(() => resolve(p));
+      });
+    });
+    const { code, text } = await doctor(['--timeout', '3'], { KUBECONFIG: kubeconfig(`http://127.0.0.1:${port}`, 'reader'), VIGIL_POLICY_FILE: POLICY });
+    expect(code).toBe(2);
+    expect(text).toContain(`✗ cannot reach the Kubernetes API at http://127.0.0.1:${port}`);
+  });
+
+  it('bad settings exit 2 naming the problem', async () => {
+    expect(await doctor([], { KUBECONFIG: '/nonexistent/kubeconfig' })).toMatchObject({ code: 2, text: expect.stringContaining('KUBECONFIG=/nonexistent/kubeconfig: no such file') });
+    expect(await doctor([], { VIGIL_KUBE_IN_CLUSTER: 'yes' })).toMatchObject({ code: 2, text: expect.stringContaining('VIGIL_KUBE_IN_CLUSTER: expects true or false') });
+    const file = kubeconfig(kube.url, 'reader');
+    expect(await doctor([], { KUBECONFIG: file, VIGIL_KUBE_CONTEXT: 'nope' })).toMatchObject({ code: 2, text: expect.stringContaining('VIGIL_KUBE_CONTEXT=nope: no such context') });
+    expect(await doctor([], { KUBECONFIG: file, VIGIL_POLICY_FILE: '/nonexistent/policy.yaml' })).toMatchObject({ code: 2, text: expect.stringContaining('cannot read the policy file') });
+    expect(await doctor(['--executor', 'sometimes'], {})).toMatchObject({ code: 2, text: expect.stringContaining('--executor expects') });
+    expect(await doctor(['--help'], {})).toMatchObject({ code: 0, text: expect.stringContaining('Exit codes: 0 all good') });
+  });
+
+  it('rejected credentials exit 2', async () => {
+    const { code, text } = await doctor([], { KUBECONFIG: kubeconfig(kube.url, 'unknown-token'), VIGIL_POLICY_FILE: POLICY });
+    expect(code).toBe(2);
+    expect(text).toContain('the credentials were rejected (HTTP 401)');
+  });
+});
