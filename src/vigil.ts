@@ -6,7 +6,10 @@ import type { Logger } from 'pino';
 import { parseFlagsWebhook } from './changes/flags-webhook.js';
 import { recordChange, storedChanges } from './changes/store.js';
 import type { Config } from './config/index.js';
+import { TargetReader } from './actions/index.js';
 import { createProvider } from './agent/providers/index.js';
+import { ApprovalService, SlackUserGroups } from './approvals/index.js';
+import { registerApprovalListeners } from './slack/approval-listeners.js';
 import type { ModelProvider } from './agent/types.js';
 import { GitHubReader } from './evidence/github/client.js';
 import { githubTools } from './evidence/github/tools.js';
@@ -51,6 +54,8 @@ export interface Vigil {
   db: Database;
   runner: InvestigationRunner;
   desk: IncidentDesk;
+  /** Present when a write policy is configured. */
+  approvals?: ApprovalService;
   thread: ThreadSync;
   /** Health and webhook routes (served by Bolt in HTTP mode; main.ts serves them in Socket Mode). */
   routes: Route[];
@@ -60,16 +65,19 @@ export interface Vigil {
 }
 
 /** Every evidence adapter the settings ask for, pointed at its service. */
-function evidenceSources(config: Config, db: Database, redactor: Redactor, clock: Clock, log: Logger, o: VigilOverrides): EvidenceSources {
+function evidenceSources(config: Config, db: Database, redactor: Redactor, clock: Clock, log: Logger, o: VigilOverrides): EvidenceSources & { kubeConfig?: KubeConfig } {
   let kube: KubeReader | undefined;
+  let kubeConfig: KubeConfig | undefined;
   if (o.kubeConfig !== null) {
     try {
-      kube = new KubeReader(o.kubeConfig ?? loadKubeConfig(config.kubernetes));
+      kubeConfig = o.kubeConfig ?? loadKubeConfig(config.kubernetes);
+      kube = new KubeReader(kubeConfig);
     } catch (err) {
       log.warn({ err: String(err) }, 'Kubernetes is not configured; investigations will report it as a gap');
     }
   }
   return {
+    kubeConfig,
     kube,
     prometheus: config.prometheus
       ? new PrometheusClient({ baseUrl: config.prometheus.url, publicUrl: config.prometheus.publicUrl, bearerToken: config.prometheus.bearerToken })
@@ -172,6 +180,22 @@ export async function startVigil(config: Config, log: Logger, o: VigilOverrides 
         }
       : undefined,
   );
+  // Writes exist only with a policy file: read-only by default means no approval cards at all.
+  const approvals =
+    config.policyFile && sources.kubeConfig
+      ? new ApprovalService({
+          db: db.prisma,
+          chat,
+          userGroups: new SlackUserGroups(app.client),
+          reader: new TargetReader(sources.kubeConfig),
+          executor: { mode: config.executor.mode, base: sources.kubeConfig, serviceAccount: config.executor.serviceAccount },
+          policy,
+          ...(sources.catalog ? { catalog: sources.catalog } : {}),
+          clock,
+          redactor,
+          log,
+        })
+      : undefined;
   const desk = new IncidentDesk({
     db: db.prisma,
     service,
@@ -182,21 +206,29 @@ export async function startVigil(config: Config, log: Logger, o: VigilOverrides 
     redactor,
     alertChannels: config.slack.alertChannels,
     changeChannels: config.changes.channels,
+    ...(approvals ? { approvals } : {}),
     log,
   });
   registerListeners(app, desk, log);
+  if (approvals) {
+    registerApprovalListeners(app, approvals, log);
+    // After every report, the leading supported hypothesis's fix becomes an approval card (idempotent).
+    runner.afterReport = (incidentId) => approvals.proposeLeading(incidentId).then(() => undefined);
+  }
 
   const server = config.slack.mode === 'http' ? ((await app.start(config.slack.port)) as Server) : (await app.start(), undefined);
   const address = server?.address();
   const port = address && typeof address === 'object' ? address.port : undefined;
   log.info({ mode: config.slack.mode, port, channels: config.slack.alertChannels, database: db.provider }, 'Vigil is listening');
   await runner.resumePending();
+  await approvals?.resumeInterrupted();
 
   return {
     app,
     db,
     runner,
     desk,
+    ...(approvals ? { approvals } : {}),
     thread,
     routes,
     port,
@@ -204,6 +236,7 @@ export async function startVigil(config: Config, log: Logger, o: VigilOverrides 
       await app.stop().catch(() => undefined);
       await desk.idle();
       await runner.stop();
+      await approvals?.idle();
       await db.close();
     },
   };

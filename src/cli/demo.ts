@@ -6,7 +6,10 @@
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { AppsV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { createProvider } from '../agent/providers/index.js';
 import { renderBlocksAsText } from '../slack/blocks/text.js';
+import { blockActionsPayload } from '../../test/fakes/slack/index.js';
 import { ALERT_CHANNEL, startWorld } from '../../test/support/world.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -14,11 +17,13 @@ const { values } = parseArgs({
   options: {
     scenario: { type: 'string', default: join(root, 'test', 'scenarios', 'demo-checkout-scaled-to-zero') },
     'no-noise': { type: 'boolean', default: false },
+    click: { type: 'string' },
+    as: { type: 'string', default: 'U0VIGILSRE' },
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
 if (values.help) {
-  console.log('Usage: npm run demo [-- --scenario <dir>] [--no-noise]');
+  console.log('Usage: npm run demo [-- --scenario <dir>] [--no-noise] [--click approve|reject --as <slack user id>]');
   process.exit(0);
 }
 
@@ -27,13 +32,37 @@ const stamp = () => `+${((Date.now() - started) / 1000).toFixed(2)}s`.padStart(7
 const indent = (text: string, pad: string) => text.split('\n').map((l) => pad + l).join('\n');
 
 async function main(): Promise<void> {
-  const world = await startWorld({ scenarioDir: values.scenario!, noise: !values['no-noise'] });
+  if (values.click && values.click !== 'approve' && values.click !== 'reject') {
+    console.error(`--click expects approve or reject, got "${values.click}"`);
+    process.exit(2);
+  }
+  // The example write policy: production scale-ups need one approval from the on-call group (S0SREONCALL,
+  // whose only member in the demo workspace is U0VIGILSRE).
+  // A real model when a key is set (base URLs and model names honoured, e.g. a gateway or a self-hosted model).
+  const env = process.env;
+  const which = env['VIGIL_MODEL_PROVIDER'] ?? (env['ANTHROPIC_API_KEY'] ? 'anthropic' : env['OPENAI_API_KEY'] ? 'openai' : undefined);
+  const modelProvider =
+    which === 'anthropic' && env['ANTHROPIC_API_KEY']
+      ? createProvider({ provider: 'anthropic', apiKey: env['ANTHROPIC_API_KEY'], baseURL: env['ANTHROPIC_BASE_URL'] || undefined, model: env['ANTHROPIC_MODEL'] || undefined })
+      : which === 'openai' && env['OPENAI_API_KEY']
+        ? createProvider({ provider: 'openai', apiKey: env['OPENAI_API_KEY'], baseURL: env['OPENAI_BASE_URL'] || undefined, model: env['OPENAI_MODEL'] || undefined })
+        : undefined;
+  const world = await startWorld({
+    scenarioDir: values.scenario!,
+    noise: !values['no-noise'],
+    policyFile: join(root, 'deploy', 'policy.example.yaml'),
+    ...(modelProvider ? { modelProvider } : {}),
+  });
   const { slack, scenario } = world;
   console.log(`Vigil demo · offline · scenario ${scenario.id}: ${scenario.title}`);
   console.log(`  fake Slack Web API   ${slack.apiUrl}`);
   console.log(`  fake Kubernetes API  ${world.kube.url}`);
   console.log(`  database             ${world.config.databaseUrl}`);
-  console.log(`  model                none: deterministic triage only (the model loop is not part of this build)`);
+  console.log(
+    modelProvider
+      ? `  model                ${modelProvider.name} ${modelProvider.model} (the model deepens triage after the first card)`
+      : `  model                none: deterministic triage only (set ANTHROPIC_API_KEY or OPENAI_API_KEY to add the model loop)`,
+  );
   console.log('');
 
   let seen = 0;
@@ -61,6 +90,10 @@ async function main(): Promise<void> {
   console.log('');
 
   await world.settle();
+  printNew();
+
+  if (values.click) await click(world, ts, values.click as 'approve' | 'reject', values.as!);
+  await world.settle();
   clearInterval(timer);
   printNew();
 
@@ -77,7 +110,55 @@ async function main(): Promise<void> {
     console.error(`Slack rejected ${rejected} payload(s); see above.`);
     process.exit(1);
   }
-  console.log('Demo finished: nothing was executed; the suggested fix awaits a human.');
+  console.log(values.click ? 'Demo finished.' : 'Demo finished: nothing was executed; the proposed fix awaits an approval (try: npm run demo -- --click approve --as U0VIGILSRE).');
+}
+
+/** Play a click on the approval card as a Slack user, and the deployment controller that follows a scale. */
+async function click(world: Awaited<ReturnType<typeof startWorld>>, threadTs: string, button: 'approve' | 'reject', user: string): Promise<void> {
+  const db = world.vigil!.db.prisma;
+  const request = await db.approvalRequest.findFirst({ where: { status: 'pending' } });
+  const card = request?.cardTs ? world.slack.message(ALERT_CHANNEL, request.cardTs) : undefined;
+  if (!request || !card) {
+    console.log(`${stamp()}  (no pending approval card to click)`);
+    return;
+  }
+  console.log(`${stamp()}  ${user} clicks [${button === 'approve' ? 'Approve' : 'Reject'}] on "${request.action} ${request.targetKind.toLowerCase()}/${request.targetName}" (and confirms the dialog)`);
+  const payload = blockActionsPayload({
+    user: { id: user },
+    channel: ALERT_CHANNEL,
+    message: { ts: card.ts, thread_ts: threadTs, text: card.text ?? '', blocks: card.blocks ?? [] },
+    action: { action_id: `approval_${button}`, value: request.id, block_id: `approval:${request.id}` },
+  });
+  await world.slack.sendInteraction(payload);
+  // Play the deployment controller: once the executor's scale lands, the pods come up and report ready.
+  const admin = world.kube.kubeConfigFor('controller').makeApiClient(AppsV1Api);
+  const deadline = Date.now() + 15_000;
+  while (Date.now() < deadline) {
+    await world.vigil!.desk.idle();
+    const now = await db.approvalRequest.findUniqueOrThrow({ where: { id: request.id } });
+    const d = world.kube.getObject('apps/v1', 'Deployment', request.targetNs, request.targetName) as { spec?: { replicas?: number } } | undefined;
+    if (now.status === 'executing' && (d?.spec?.replicas ?? 0) > 0) {
+      const n = d!.spec!.replicas!;
+      await admin.patchNamespacedDeploymentStatus(
+        { namespace: request.targetNs, name: request.targetName, body: { status: { replicas: n, updatedReplicas: n, readyReplicas: n, availableReplicas: n } }, fieldManager: 'kube-controller-manager' },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
+    }
+    if (!['pending', 'approved', 'executing'].includes(now.status)) break;
+    // A refused click leaves the request pending and tells the clicker why, privately.
+    if (now.status === 'pending' && world.slack.store.ephemerals.some((e) => e.user === user)) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const final = await db.approvalRequest.findUniqueOrThrow({ where: { id: request.id } });
+  for (const e of world.slack.store.ephemerals.filter((x) => x.user === user)) {
+    console.log(`            (only ${user} sees) ${renderBlocksAsText(e as never).split('\n').join(' ')}`);
+  }
+  const writes = world.kube.audit.filter(
+    (a) => !['get', 'list', 'watch'].includes(a.verb) && !a.path.includes('accessreviews') && !a.dryRun && a.status < 300 && a.fieldManager !== 'kube-controller-manager',
+  );
+  console.log(`${stamp()}  approval request ${final.status}${final.statusReason ? ` (${final.statusReason})` : ''}`);
+  for (const w of writes) console.log(`            write: ${w.verb} ${w.path} as ${w.user}${w.impersonatedBy ? ` (impersonated by ${w.impersonatedBy})` : ''}${Object.keys(w.extra).length ? ` extras ${JSON.stringify(w.extra)}` : ''}`);
+  if (writes.length === 0) console.log('            no write reached the cluster');
 }
 
 main().catch((err: unknown) => {

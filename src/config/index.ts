@@ -24,8 +24,10 @@ export interface Config {
   github?: { token?: string; apiUrl?: string };
   changes: { channels: string[]; flagsWebhookToken?: string };
   catalogFile?: string;
-  /** Write policy YAML; unset means read-only (nothing can be executed). */
+  /** Write policy YAML; unset means read-only (nothing can be executed, no approval cards). */
   policyFile?: string;
+  /** How writes get their separate identity: impersonating the executor ServiceAccount, or a 10-minute token for it. */
+  executor: { mode: 'impersonate' | 'token'; serviceAccount: { namespace: string; name: string } };
   /** The model that deepens triage; absent when no API key is set (deterministic triage only). */
   model?: { provider: 'anthropic' | 'openai'; apiKey: string; baseURL?: string; model?: string };
   agent: { maxSteps: number; maxTokens: number; maxSeconds: number; maxCostUsd: number; escalationConfidence: number };
@@ -87,6 +89,10 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     changes: { channels: e.VIGIL_CHANGE_CHANNELS ?? [], flagsWebhookToken: e.VIGIL_FLAGS_WEBHOOK_TOKEN },
     catalogFile: e.VIGIL_CATALOG_FILE,
     policyFile: e.VIGIL_POLICY_FILE,
+    executor: {
+      mode: e.VIGIL_EXECUTOR_MODE,
+      serviceAccount: { namespace: e.VIGIL_EXECUTOR_SERVICE_ACCOUNT.split('/')[0]!, name: e.VIGIL_EXECUTOR_SERVICE_ACCOUNT.split('/')[1]! },
+    },
     model: modelSettings(e),
     agent: {
       maxSteps: e.VIGIL_AGENT_MAX_STEPS,

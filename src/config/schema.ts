@@ -45,6 +45,11 @@ export const envSchema = z
     VIGIL_CHANGE_CHANNELS: list.optional(),
     VIGIL_CATALOG_FILE: z.string().optional(),
     VIGIL_POLICY_FILE: z.string().optional(),
+    VIGIL_EXECUTOR_MODE: z.enum(['impersonate', 'token'], { error: 'expects impersonate or token' }).default('impersonate'),
+    VIGIL_EXECUTOR_SERVICE_ACCOUNT: z
+      .string()
+      .regex(/^[a-z0-9-]+\/[a-z0-9-]+$/, 'expects <namespace>/<serviceaccount>, e.g. vigil/vigil-executor')
+      .default('vigil/vigil-executor'),
     VIGIL_FLAGS_WEBHOOK_TOKEN: z.string().min(16, 'expects a shared secret of at least 16 characters').optional(),
     PROMETHEUS_URL: z.url({ error: 'expects the Prometheus base URL, e.g. http://prometheus.monitoring:9090' }).optional(),
     PROMETHEUS_PUBLIC_URL: z.url({ error: 'expects the URL people open Prometheus at (for links on cards)' }).optional(),

@@ -3,6 +3,8 @@ import type { Logger } from 'pino';
 import { parseAlertMessage } from '../alerts/parse/index.js';
 import { parseInvestigateText } from '../alerts/manual.js';
 import { parseSteering } from '../agent/steering.js';
+import type { ApprovalService } from '../approvals/index.js';
+import { runStopCommand } from '../approvals/index.js';
 import type { Alert, AlertMessage } from '../alerts/types.js';
 import { renderHelp, renderStatus } from '../slack/blocks/commands.js';
 import { renderErrorNote } from '../slack/blocks/notes.js';
@@ -60,6 +62,8 @@ export class IncidentDesk {
       alertChannels: string[];
       /** Channels where deploy bots, CD and flag tools announce changes. */
       changeChannels: string[];
+      /** The approval flow, when a write policy is configured (`/sre stop|resume`). */
+      approvals?: ApprovalService;
       log: Logger;
     },
   ) {}
@@ -137,6 +141,10 @@ export class IncidentDesk {
         return this.status();
       case 'investigate':
         return this.investigate(cmd, args);
+      case 'stop':
+      case 'resume':
+        if (!this.deps.approvals) return { text: 'Vigil runs read-only here (no write policy is configured): there is nothing to stop or resume.' };
+        return runStopCommand(this.deps.approvals, { verb: sub.toLowerCase() as 'stop' | 'resume', args, userId: cmd.userId, channelId: cmd.channelId });
       default:
         void rest;
         return renderHelp({ error: `Unknown subcommand \`${sub.slice(0, 40)}\`.` });

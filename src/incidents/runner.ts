@@ -33,6 +33,8 @@ export class InvestigationRunner {
   private readonly queue: PQueue;
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly queued = new Set<string>();
+  /** Called after an investigation reports (e.g. to propose its fix for approval); failures are logged, not fatal. */
+  afterReport?: (incidentId: string) => Promise<void>;
   /** The last deterministic outcome per investigation, for the model step (recomputed after a restart). */
   private readonly outcomes = new Map<string, InvestigationOutcome>();
   private stopped = false;
@@ -124,6 +126,7 @@ export class InvestigationRunner {
       }
       await this.db.investigation.update({ where: { id }, data: { state: 'waiting', leaseOwner: null, leaseUntil: null, lastError: null } });
       await this.thread.sync(inv.incidentId);
+      await this.afterReport?.(inv.incidentId).catch((err: unknown) => log.error({ err: err instanceof Error ? err.message : String(err) }, 'after-report hook failed'));
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
       const fresh = await this.db.investigation.findUniqueOrThrow({ where: { id } });

@@ -12,6 +12,7 @@ import { loadConfig, type Config } from '../../src/config/index.js';
 import { createLogger } from '../../src/log.js';
 import { createRedactor } from '../../src/redact/index.js';
 import { startVigil, type Vigil } from '../../src/vigil.js';
+import type { ModelProvider } from '../../src/agent/types.js';
 import { startFakeKube, type FakeKube } from '../fakes/kubernetes/server.js';
 import { startFakeSlack, type FakeSlack } from '../fakes/slack/index.js';
 import { loadScenario, type Scenario } from '../scenarios/load.js';
@@ -39,6 +40,10 @@ export interface WorldOptions {
   env?: Record<string, string>;
   /** Start Vigil in this process (default true). */
   startApp?: boolean;
+  /** A write policy file (VIGIL_POLICY_FILE); without one Vigil is read-only and posts no approval cards. */
+  policyFile?: string;
+  /** The model provider Vigil uses (e.g. pointed at a fake model server); default: none. */
+  modelProvider?: ModelProvider;
   /** More tokens the fake Slack accepts (e.g. a Socket Mode app token). */
   slackExtraTokens?: string[];
   /** Make the fake Slack enforce a per-channel posting rate (answers 429 like Slack when exceeded). */
@@ -142,6 +147,7 @@ export async function startWorld(o: WorldOptions): Promise<World> {
     DATABASE_URL: o.databaseUrl ?? `file:${join(tmp, 'vigil.db')}`,
     KUBECONFIG: kubeconfigPath,
     VIGIL_FLAGS_WEBHOOK_TOKEN: flagsToken,
+    ...(o.policyFile ? { VIGIL_POLICY_FILE: o.policyFile } : {}),
     ...(prometheus ? { PROMETHEUS_URL: prometheus.url } : {}),
     ...(loki ? { LOKI_URL: loki.url } : {}),
     ...(github ? { GITHUB_API_URL: github.url, GITHUB_TOKEN: 'ghp-fake-reader' } : {}),
@@ -169,6 +175,7 @@ export async function startWorld(o: WorldOptions): Promise<World> {
       if (world.vigil) return world.vigil;
       const vigil = await startVigil(config, log, {
         redactor,
+        modelProvider: o.modelProvider ?? null,
         // Tests and the demo want errors fast, not Slack's 30-minute production retry policy.
         slackClientOptions: { retryConfig: { retries: 2, factor: 1, minTimeout: 50, maxTimeout: 200 } },
       });
@@ -201,6 +208,7 @@ export async function startWorld(o: WorldOptions): Promise<World> {
         await slack.idle();
         await world.vigil?.desk.idle();
         await world.vigil?.runner.idle();
+        await world.vigil?.approvals?.idle();
       }
     },
     async close() {

@@ -1,0 +1,42 @@
+/**
+ * `/sre stop` and `/sre resume`: the kill switch from Slack.
+ *   /sre stop                  the only open incident in this channel (asks for an id when there are several)
+ *   /sre stop <incident id>    that incident
+ *   /sre stop all              every incident (policy admins only)
+ */
+import type { ChatMessage } from '../incidents/chat.js';
+import type { ApprovalService } from './service.js';
+import type { StopScope } from './types.js';
+
+export interface StopCommand {
+  verb: 'stop' | 'resume';
+  /** What followed the verb: empty, `all`/`global`, or an incident id. */
+  args: string;
+  userId: string;
+  channelId: string;
+}
+
+async function scopeOf(service: ApprovalService, cmd: StopCommand): Promise<StopScope | { error: string }> {
+  const arg = cmd.args.trim().split(/\s+/)[0] ?? '';
+  if (arg === 'all' || arg === 'global') return 'global';
+  if (arg) return (await service.incidentExists(arg)) ? { incidentId: arg } : { error: `There is no incident \`${arg.slice(0, 60)}\`.` };
+  const open = await service.openIncidentsIn(cmd.channelId);
+  if (open.length === 1) return { incidentId: open[0]!.id };
+  if (open.length === 0) return { error: `No open incident in this channel: use \`/sre ${cmd.verb} <incident id>\`, or \`/sre ${cmd.verb} all\` (admins).` };
+  return { error: `Several open incidents here; name one: ${open.map((i) => `\`${i.id}\` (${i.title.slice(0, 60)})`).join(', ')}` };
+}
+
+export async function runStopCommand(service: ApprovalService, cmd: StopCommand): Promise<ChatMessage> {
+  const scope = await scopeOf(service, cmd);
+  if (typeof scope === 'object' && 'error' in scope) return { text: scope.error };
+  const result = cmd.verb === 'stop' ? await service.stop(scope, cmd.userId) : await service.resume(scope, cmd.userId);
+  const where = scope === 'global' ? 'for all incidents' : `for incident \`${scope.incidentId}\``;
+  switch (result.kind) {
+    case 'refused':
+      return { text: `Not done: ${result.reason}.` };
+    case 'stopped':
+      return { text: `⏹ Vigil is stopped ${where}: ${result.cancelled} pending approval${result.cancelled === 1 ? '' : 's'} cancelled. Nothing will be proposed or executed until \`/sre resume\`.` };
+    case 'resumed':
+      return { text: `▶️ Vigil resumed ${where}.` };
+  }
+}

@@ -1,0 +1,137 @@
+/**
+ * One approved request, run to its end: claim it, re-plan against fresh state, ask the policy again
+ * (runtime limits: stops, loop, rate, budget, blast radius — approval does not freeze them), write
+ * through the approved executor identity, verify, report in the thread, and on a failed verification
+ * propose the rollback as a new request that needs its own approval.
+ */
+import { executeMitigation, openApprovedExecutor, verifyMitigation, type Approval, type Plan } from '../actions/index.js';
+import { recordAudit } from '../incidents/audit.js';
+import { readContext } from '../incidents/context.js';
+import { evaluateProposal, type PolicyDecision, type Requester } from '../policy/index.js';
+import { renderExecutionNote } from '../slack/blocks/approval.js';
+import { notExecutableReason, planProposal, storablePlan } from './planner.js';
+import { incidentScope, plannedProposal } from './policy-input.js';
+import type { ApprovalDeps } from './service.js';
+import { executionsOn, mutationsOf, readApproval, stopsFor, transition } from './store.js';
+import type { MitigationProposal } from '../triage/types.js';
+import type { ApprovalOutcome, ApprovalView, ProposalSource, ProposeResult } from './types.js';
+
+export interface ExecutionHooks {
+  refreshCard(id: string): Promise<void>;
+  propose(incidentId: string, source: ProposalSource, opts: { requestedBy?: Requester; parentId?: string }): Promise<ProposeResult>;
+}
+
+type Finish = {
+  status: 'executed' | 'failed' | 'refused';
+  reason?: string;
+  outcome?: ApprovalOutcome;
+  decision?: PolicyDecision;
+  plan?: Plan;
+  /** After a failed verification: the plan's undo step, proposed once the failure is reported. */
+  rollback?: MitigationProposal;
+};
+
+export class ApprovalExecution {
+  constructor(
+    private readonly deps: ApprovalDeps,
+    private readonly hooks: ExecutionHooks,
+  ) {}
+
+  async run(id: string, approval: Approval): Promise<void> {
+    const { db, log } = this.deps;
+    if (!(await transition(db, id, ['approved'], 'executing'))) return; // another worker has it, or it was cancelled
+    await this.hooks.refreshCard(id);
+    const v = (await readApproval(db, id))!;
+    let finish: Finish;
+    try {
+      finish = await this.execute(v, approval);
+    } catch (err) {
+      log.error({ err: String(err), requestId: id }, 'approved action failed');
+      finish = { status: 'failed', reason: `error while executing: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}` };
+    }
+    await this.finish(v, finish);
+  }
+
+  private async execute(v: ApprovalView, approval: Approval): Promise<Finish> {
+    const { db, clock, policy, redactor } = this.deps;
+    const incident = await db.incident.findUniqueOrThrow({ where: { id: v.incidentId }, include: { investigations: { orderBy: { startedAt: 'desc' }, take: 1 } } });
+    const now = clock.now();
+    const target = { kind: v.proposal.target.kind, namespace: v.proposal.target.namespace ?? '', name: v.proposal.target.name };
+    const history = await executionsOn(db, target, now);
+    const planned = await planProposal(this.deps, v.incidentId, v.proposal, v.plan?.diagnosis, history.risk);
+    if (planned.kind === 'invalid') return { status: 'failed', reason: planned.reason };
+    const plan = planned.plan;
+    if (!plan.executable) return { status: 'failed', reason: notExecutableReason(plan), plan };
+
+    const owner = (incident.service ? this.deps.catalog?.find(incident.namespace ?? undefined, incident.service)?.owner : undefined) ?? readContext(incident.investigations[0]?.context ?? '{}').owner;
+    const decision = evaluateProposal(
+      policy,
+      plannedProposal({ proposal: v.proposal, incidentId: v.incidentId, requestedBy: v.requestedBy, ...(v.plan?.diagnosis?.component ? { diagnosedService: v.plan.diagnosis.component.name } : {}) }, plan),
+      {
+        incidentScope: incidentScope(incident, this.deps.catalog),
+        ...(owner ? { serviceOwner: owner } : {}),
+        history: history.policy,
+        incidentMutations: await mutationsOf(db, v.incidentId),
+        stopped: await stopsFor(db, v.incidentId),
+        now,
+      },
+    );
+    if (decision.kind === 'deny') return { status: 'refused', reason: decision.reason, decision, plan };
+    const approvers = v.decisions.filter((d) => d.decision === 'approve').length;
+    if (decision.approvals > approvers) return { status: 'refused', reason: `refused: the policy now needs ${decision.approvals} approvals (risk ${plan.risk.score}/100), ${approvers} given; propose again`, decision, plan };
+
+    const executor = await openApprovedExecutor(this.deps.executor, v.incidentId, approval);
+    const execution = await executeMitigation(executor, plan);
+    const sent = execution.status !== 'refused' && execution.writes.some((w) => w.status === 'ok' && !w.dryRun);
+    // Recorded before verifying: the rate, loop and budget limits count what reached the API server.
+    await db.approvalRequest.update({
+      where: { id: v.id },
+      data: { ...(sent ? { executedAt: clock.now() } : {}), plan: JSON.stringify(storablePlan(plan, v.plan?.diagnosis, redactor)), risk: plan.risk.score, result: JSON.stringify(redactor.redactValue({ execution })) },
+    });
+    await recordAudit(db, {
+      incidentId: v.incidentId,
+      actor: execution.status === 'refused' ? 'vigil' : execution.identity.user,
+      kind: 'approval.executed',
+      data: redactor.redactValue({ requestId: v.id, approvedBy: approval.userId, status: execution.status, ...(execution.status !== 'refused' ? { identity: execution.identity, annotation: execution.annotation, writes: execution.writes } : { message: execution.message }) }),
+    });
+    if (execution.status !== 'applied') return { status: 'failed', reason: `not applied: ${execution.message}`, outcome: { execution }, plan };
+
+    const s = this.deps.settings ?? {};
+    const { rollback, ...verification } = await verifyMitigation(this.deps.reader, plan, {
+      ...(s.verifyWindowMs !== undefined ? { windowMs: s.verifyWindowMs } : {}),
+      ...(s.verifyIntervalMs !== undefined ? { intervalMs: s.verifyIntervalMs } : {}),
+      ...(this.deps.metrics ? { metrics: this.deps.metrics } : {}),
+    });
+    if (verification.ok) return { status: 'executed', outcome: { execution, verification }, plan };
+    const reason = `verification failed: ${verification.checks.filter((c) => !c.ok).map((c) => `${c.description} (${c.observed})`).join('; ')}`;
+    return { status: 'failed', reason, outcome: { execution, verification }, plan, ...(rollback ? { rollback } : {}) };
+  }
+
+  private async finish(v: ApprovalView, f: Finish): Promise<void> {
+    const { db, redactor, clock } = this.deps;
+    await transition(db, v.id, ['executing'], f.status, {
+      statusReason: f.reason ? redactor.redactText(f.reason) : null,
+      ...(f.outcome ? { result: JSON.stringify(redactor.redactValue(f.outcome)) } : {}),
+      ...(f.plan ? { plan: JSON.stringify(storablePlan(f.plan, v.plan?.diagnosis, redactor)) } : {}),
+    });
+    if (f.decision) await db.approvalRequest.update({ where: { id: v.id }, data: { decision: JSON.stringify(f.decision) } });
+    await recordAudit(db, { incidentId: v.incidentId, actor: 'vigil', kind: `approval.${f.status}`, data: { requestId: v.id, ...(f.reason ? { reason: redactor.redactText(f.reason) } : {}) }, at: clock.now() });
+    await this.hooks.refreshCard(v.id);
+    const done = (await readApproval(db, v.id))!;
+    const row = await db.approvalRequest.findUniqueOrThrow({ where: { id: v.id } });
+    await this.deps.chat.post(row.channelId, row.threadTs ?? undefined, renderExecutionNote(done), { incidentId: v.incidentId, purpose: `approval:${v.id}:outcome` });
+    if (f.rollback && f.plan) await this.proposeRollback(v, f.plan, f.rollback, f.outcome ?? {});
+  }
+
+  /** The undo step as a new request: its own card, its own approval, never executed from here. */
+  private async proposeRollback(v: ApprovalView, plan: Plan, rollback: MitigationProposal, outcome: ApprovalOutcome): Promise<void> {
+    const proposed = await this.hooks.propose(
+      v.incidentId,
+      { key: `rollback:${v.id}`, status: 'supported', component: { kind: plan.target.kind, namespace: plan.target.namespace, name: plan.target.name }, mitigation: { ...rollback, rationale: `verification failed; ${rollback.rationale}` } },
+      { parentId: v.id },
+    );
+    if (proposed.kind === 'nothing_to_propose') return;
+    await this.deps.db.approvalRequest.update({ where: { id: v.id }, data: { result: JSON.stringify(this.deps.redactor.redactValue({ ...outcome, rollbackRequestId: proposed.requestId })) } });
+    await this.hooks.refreshCard(v.id);
+  }
+}

@@ -1,0 +1,80 @@
+/**
+ * Translates between the plan world (actions/) and the policy world (policy/): the incident's scope
+ * from the incident row and the service catalog, and the ActionProposal a plan stands for.
+ */
+import type { Environment as RiskEnvironment, Plan } from '../actions/index.js';
+import type { ServiceCatalog } from '../knowledge/catalog.js';
+import type { ActionProposal, Policy, Requester } from '../policy/index.js';
+import { environmentOf } from '../policy/index.js';
+import type { MitigationProposal } from '../triage/types.js';
+
+export interface IncidentScopeInput {
+  namespace: string | null;
+  service: string | null;
+}
+
+/** The incident's service plus its catalog dependencies; a dependency in another namespace is `ns/name`. */
+export function incidentScope(incident: IncidentScopeInput, catalog?: ServiceCatalog): { namespace: string; services: string[] } {
+  const namespace = incident.namespace ?? '';
+  if (!incident.service) return { namespace, services: [] };
+  const entry = catalog?.find(namespace || undefined, incident.service);
+  const deps = (entry?.dependsOn ?? []).map((name) => {
+    const dep = catalog?.find(undefined, name);
+    return dep && dep.namespace !== namespace ? `${dep.namespace}/${dep.name}` : name;
+  });
+  return { namespace, services: [incident.service, ...deps] };
+}
+
+/** Risk scoring's environment from the policy's environment names, when they use the usual words. */
+export function riskEnvironment(policy: Policy, namespace: string): RiskEnvironment | undefined {
+  const env = environmentOf(policy, namespace);
+  return env === 'production' || env === 'staging' || env === 'development' ? env : undefined;
+}
+
+/** Running pods the change touches: the replicas before or after a scale, else what the risk counted. */
+function podsAffected(plan: Plan | Omit<Plan, 'writes'>): number {
+  const disrupted = Number(/^(\d+) running pod/.exec(plan.risk.factors.find((f) => f.name === 'blast radius')?.detail ?? '')?.[1] ?? 0);
+  const replicas = plan.changes.find((c) => c.path === 'spec.replicas');
+  const counts = [disrupted, ...(replicas ? [replicas.before, replicas.after].filter((v): v is number => typeof v === 'number') : [])];
+  return Math.max(0, ...counts);
+}
+
+interface ProposalInput {
+  proposal: MitigationProposal;
+  incidentId: string;
+  requestedBy: Requester;
+  /** The workload the diagnosis named, when the target is one of its pods. */
+  diagnosedService?: string;
+}
+
+/** Before planning: only what the proposal says (no risk yet), to refuse out-of-scope targets untouched. */
+export function preliminaryProposal(p: ProposalInput): ActionProposal {
+  return {
+    action: p.proposal.action,
+    target: { kind: p.proposal.target.kind, namespace: p.proposal.target.namespace ?? '', name: p.proposal.target.name },
+    ...serviceOf(p),
+    params: p.proposal.params,
+    risk: 0,
+    requestedBy: p.requestedBy,
+    incidentId: p.incidentId,
+    podsAffected: 0,
+    workloadsAffected: 1,
+  };
+}
+
+/** The planned write as the policy judges it: risk and blast radius from the plan. */
+export function plannedProposal(p: ProposalInput, plan: Plan | Omit<Plan, 'writes'>): ActionProposal {
+  return {
+    ...preliminaryProposal(p),
+    target: { kind: plan.target.kind, namespace: plan.target.namespace, name: plan.target.name },
+    params: plan.params,
+    risk: plan.risk.score,
+    podsAffected: podsAffected(plan),
+    // Every catalog action writes to exactly one object.
+    workloadsAffected: 1,
+  };
+}
+
+function serviceOf(p: ProposalInput): { service?: string } {
+  return p.proposal.target.kind.toLowerCase() === 'pod' && p.diagnosedService ? { service: p.diagnosedService } : {};
+}

@@ -1,0 +1,352 @@
+/**
+ * The approval flow: proposal → card → click → authorise → execute as the executor → verify. An
+ * approval is a paused run: the request (proposal, plan without writes, policy decision) and every
+ * decision are stored, and a click — in any replica, after any restart — resumes it from the DB.
+ *
+ * Authorisation happens here, on the server, never in the card: the clicker's user groups (Slack),
+ * the policy's four-eyes and duplicate rules, the request's status and the stop switches. Unauthorised
+ * clicks get an ephemeral answer and change nothing.
+ */
+import type { Logger } from 'pino';
+import type { ExecutorCredentials, MetricProbe, TargetReader } from '../actions/index.js';
+import { recordAudit } from '../incidents/audit.js';
+import type { ChatPort } from '../incidents/chat.js';
+import type { Clock } from '../incidents/clock.js';
+import { readContext } from '../incidents/context.js';
+import type { ServiceCatalog } from '../knowledge/catalog.js';
+import { evaluateApproval, evaluateProposal, isPolicyAdmin, type DenyCode, type Policy, type PolicyDecision, type Requester } from '../policy/index.js';
+import type { Redactor } from '../redact/index.js';
+import { renderApprovalCard, renderApprovalNote } from '../slack/blocks/approval.js';
+import { isUniqueViolation, type Db } from '../store/db.js';
+import type { MitigationProposal } from '../triage/types.js';
+import { ApprovalExecution } from './execution.js';
+import { notExecutableReason, planProposal, storablePlan } from './planner.js';
+import { incidentScope, plannedProposal, preliminaryProposal } from './policy-input.js';
+import { executionsOn, GLOBAL_SCOPE, mutationsOf, readApproval, setStop, stopsFor, transition } from './store.js';
+import type { ApprovalStatus, ClickInput, ClickResult, ProposalSource, ProposeResult, StopResult, StopScope } from './types.js';
+import { groupsOf, type UserGroups } from './usergroups.js';
+
+export interface ApprovalSettings {
+  /** How long verification may take; default: the plan's criteria (5 minutes). Tests use short windows. */
+  verifyWindowMs?: number;
+  verifyIntervalMs?: number;
+  /** Mention approver groups on the card (notifies them once). Default true. */
+  pingApprovers?: boolean;
+}
+
+export interface ApprovalDeps {
+  db: Db;
+  chat: ChatPort;
+  userGroups: UserGroups;
+  /** Reads with the reader identity (plans, verification). */
+  reader: TargetReader;
+  /** How to become the executor (dry runs before approval, writes after). */
+  executor: ExecutorCredentials;
+  policy: Policy;
+  catalog?: ServiceCatalog;
+  metrics?: MetricProbe;
+  clock: Clock;
+  redactor: Redactor;
+  log: Logger;
+  settings?: ApprovalSettings;
+}
+
+/** Refusals found before planning: the target is never read or dry-run (a prompt-injected target stops here). */
+const BEFORE_PLANNING: ReadonlySet<DenyCode> = new Set(['stopped', 'invalid_proposal', 'never_write', 'out_of_scope', 'no_rule', 'rule_forbids', 'no_owner']);
+
+export class ApprovalService {
+  private readonly inFlight = new Set<Promise<unknown>>();
+  private readonly execution: ApprovalExecution;
+
+  constructor(private readonly deps: ApprovalDeps) {
+    this.execution = new ApprovalExecution(deps, {
+      refreshCard: (id) => this.refreshCard(id),
+      propose: (incidentId, source, opts) => this.propose(incidentId, source, opts),
+    });
+  }
+
+  /** Resolves when no execution or verification started by a click is running (tests, shutdown). */
+  async idle(): Promise<void> {
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+  }
+
+  private track(p: Promise<unknown>): void {
+    this.inFlight.add(p);
+    void p.finally(() => this.inFlight.delete(p)).catch((err: unknown) => this.deps.log.error({ err: String(err) }, 'approval execution failed'));
+  }
+
+  /** Proposes the fix of the latest investigation's leading supported hypothesis, if it has one. */
+  async proposeLeading(incidentId: string): Promise<ProposeResult> {
+    const h = await this.deps.db.hypothesis.findFirst({
+      where: { investigation: { incidentId }, status: 'supported', mitigation: { not: null } },
+      orderBy: [{ investigation: { startedAt: 'desc' } }, { confidence: 'desc' }, { ordinal: 'asc' }],
+    });
+    if (!h?.mitigation) return { kind: 'nothing_to_propose', reason: 'no supported hypothesis with a mitigation' };
+    return this.propose(incidentId, {
+      key: h.key,
+      status: 'supported',
+      ...(h.componentKind && h.componentName ? { component: { kind: h.componentKind, name: h.componentName, ...(h.componentNs ? { namespace: h.componentNs } : {}) } } : {}),
+      ...(h.facts ? { facts: JSON.parse(h.facts) as Record<string, string | number | boolean> } : {}),
+      mitigation: JSON.parse(h.mitigation) as MitigationProposal,
+    });
+  }
+
+  /**
+   * Plans the finding's mitigation, asks the policy, stores the request and posts its card in the
+   * incident thread (a refusal card when policy says no). One request per incident, hypothesis,
+   * action and target: calling again returns the existing one.
+   */
+  async propose(incidentId: string, source: ProposalSource, opts: { requestedBy?: Requester; parentId?: string } = {}): Promise<ProposeResult> {
+    const { db, policy, clock, redactor } = this.deps;
+    const m = source.mitigation;
+    if (!m) return { kind: 'nothing_to_propose', reason: 'the finding has no mitigation' };
+    if (source.status !== 'supported') return { kind: 'nothing_to_propose', reason: `the finding is ${source.status}, not supported` };
+    const incident = await db.incident.findUnique({ where: { id: incidentId }, include: { investigations: { orderBy: { startedAt: 'desc' }, take: 1 } } });
+    if (!incident) return { kind: 'nothing_to_propose', reason: `no incident ${incidentId}` };
+    if (!incident.threadTs) return { kind: 'nothing_to_propose', reason: 'the incident has no thread yet' };
+    const identity = { incidentId, hypothesisKey: source.key, action: m.action, targetKind: m.target.kind, targetNs: m.target.namespace ?? '', targetName: m.target.name };
+    const existing = await db.approvalRequest.findUnique({ where: { incidentId_hypothesisKey_action_targetKind_targetNs_targetName: identity } });
+    if (existing) return { kind: 'existing', requestId: existing.id, status: existing.status as ApprovalStatus };
+
+    const requestedBy = opts.requestedBy ?? 'vigil';
+    const now = clock.now();
+    const scope = incidentScope(incident, this.deps.catalog);
+    const owner = (incident.service ? this.deps.catalog?.find(incident.namespace ?? undefined, incident.service)?.owner : undefined) ?? readContext(incident.investigations[0]?.context ?? '{}').owner;
+    const base = { incidentScope: scope, ...(owner ? { serviceOwner: owner } : {}), stopped: await stopsFor(db, incidentId), now };
+    const input = { proposal: m, incidentId, requestedBy, ...(source.component ? { diagnosedService: source.component.name } : {}) };
+    const diagnosis = { ...(source.component ? { component: source.component } : {}), ...(source.facts ? { facts: source.facts } : {}) };
+
+    let decision: PolicyDecision = evaluateProposal(policy, preliminaryProposal(input), { ...base, history: [], incidentMutations: 0 });
+    let planJson: string | null = null;
+    let risk: number | null = null;
+    let refusedBecause: string | undefined = decision.kind === 'deny' ? decision.reason : undefined;
+    if (decision.kind !== 'deny' || !BEFORE_PLANNING.has(decision.code)) {
+      const history = await executionsOn(db, { kind: m.target.kind, namespace: m.target.namespace ?? '', name: m.target.name }, now);
+      const planned = await planProposal(this.planner(), incidentId, m, diagnosis, history.risk);
+      if (planned.kind === 'invalid') {
+        decision = { kind: 'deny', code: 'invalid_proposal', reason: `refused: ${planned.reason}` };
+        refusedBecause = decision.reason;
+      } else {
+        const plan = planned.plan;
+        planJson = JSON.stringify(storablePlan(plan, diagnosis, redactor));
+        risk = plan.risk.score;
+        decision = evaluateProposal(policy, plannedProposal(input, plan), { ...base, history: history.policy, incidentMutations: await mutationsOf(db, incidentId) });
+        refusedBecause = decision.kind === 'deny' ? decision.reason : plan.executable ? undefined : notExecutableReason(plan);
+      }
+    }
+
+    const status: ApprovalStatus = refusedBecause ? 'refused' : 'pending';
+    let id: string;
+    try {
+      const row = await db.approvalRequest.create({
+        data: {
+          ...identity,
+          proposal: JSON.stringify(redactor.redactValue(m)),
+          plan: planJson,
+          risk,
+          decision: JSON.stringify(decision),
+          status,
+          statusReason: refusedBecause ? redactor.redactText(refusedBecause) : null,
+          requestedBy,
+          parentId: opts.parentId ?? null,
+          channelId: incident.channelId,
+          threadTs: incident.threadTs,
+          createdAt: now,
+        },
+      });
+      id = row.id;
+    } catch (err) {
+      if (!isUniqueViolation(err)) throw err;
+      const raced = await db.approvalRequest.findUniqueOrThrow({ where: { incidentId_hypothesisKey_action_targetKind_targetNs_targetName: identity } });
+      return { kind: 'existing', requestId: raced.id, status: raced.status as ApprovalStatus };
+    }
+    await recordAudit(db, {
+      incidentId,
+      actor: requestedBy,
+      kind: status === 'refused' ? 'approval.refused' : 'approval.proposed',
+      data: { requestId: id, action: m.action, target: identity, risk, decision: redactor.redactValue(decision), ...(refusedBecause ? { reason: redactor.redactText(refusedBecause) } : {}) },
+      at: now,
+    });
+    await this.refreshCard(id);
+    return status === 'refused' ? { kind: 'refused', requestId: id, reason: refusedBecause! } : { kind: 'proposed', requestId: id };
+  }
+
+  /** The core of the Approve/Reject click handler. */
+  async click(c: ClickInput): Promise<ClickResult> {
+    const { db, clock, redactor } = this.deps;
+    const key = `approval-click:${c.deliveryKey}`;
+    if (await db.processedDelivery.findUnique({ where: { key } })) return { kind: 'duplicate' };
+    const v = await readApproval(db, c.requestId);
+    const where = { channel: c.channelId ?? '', threadTs: c.threadTs };
+    if (!v) return this.refuse(c, where, 'this approval request does not exist (any more)');
+    const row = await db.approvalRequest.findUniqueOrThrow({ where: { id: v.id } });
+    where.channel ||= row.channelId;
+    where.threadTs ??= row.threadTs ?? undefined;
+    if (v.status !== 'pending') return this.refuse(c, where, `this request is already ${v.status}; nothing changed`, v.incidentId);
+    const stops = await stopsFor(db, v.incidentId);
+    if (stops.global || stops.incident) return this.refuse(c, where, `Vigil is stopped ${stops.global ? 'for all incidents' : 'for this incident'}; nothing can be approved until it is resumed`, v.incidentId);
+    if (v.decision.kind === 'deny') return this.refuse(c, where, `policy refused this proposal: ${v.decision.reason}`, v.incidentId);
+    if (v.decisions.some((d) => d.userId === c.userId)) return this.refuse(c, where, `you already ${v.decisions.find((d) => d.userId === c.userId)!.decision === 'approve' ? 'approved' : 'rejected'} this request`, v.incidentId);
+
+    let groups: string[];
+    try {
+      groups = await groupsOf(this.deps.userGroups, c.userId, v.decision.approverGroups);
+    } catch (err) {
+      this.deps.log.warn({ err: String(err), user: c.userId }, 'could not read user groups');
+      return this.refuse(c, where, 'Vigil could not check your user groups with Slack, so it cannot accept this click; try again in a minute', v.incidentId);
+    }
+    const userName = c.userName ?? (await this.deps.chat.userName(c.userId));
+    const now = clock.now();
+    const reason = c.reason ? redactor.redactText(c.reason).slice(0, 500) : undefined;
+    const decisionRow = { requestId: v.id, userId: c.userId, userName: userName ?? null, decision: c.decision, reason: reason ?? null, at: now };
+
+    if (c.decision === 'reject') {
+      if (groups.length === 0 && c.userId !== v.requestedBy) {
+        return this.refuse(c, where, 'you are not in a user group that may approve or reject this action', v.incidentId, v.decision.approverGroups);
+      }
+      const outcome = await this.record(key, decisionRow, v.incidentId, async (tx) => transition(tx, v.id, ['pending'], 'rejected', { statusReason: `rejected by ${userName ?? c.userId}${reason ? `: ${reason}` : ''}` }));
+      if (outcome !== 'ok') return outcome === 'duplicate' ? { kind: 'duplicate' } : this.refuse(c, where, 'this request changed meanwhile; nothing changed', v.incidentId);
+      await this.refreshCard(v.id);
+      return { kind: 'rejected' };
+    }
+
+    const verdict = evaluateApproval(v.decision, { userId: c.userId, userGroups: groups, requestedBy: v.requestedBy, risk: v.plan?.risk.score ?? 100 }, v.decisions.filter((d) => d.decision === 'approve').map((d) => d.userId));
+    if (verdict.kind === 'rejected') return this.refuse(c, where, verdict.reason, v.incidentId, verdict.approverGroups);
+    const complete = verdict.remaining === 0;
+    const outcome = await this.record(key, decisionRow, v.incidentId, async (tx) => (complete ? transition(tx, v.id, ['pending'], 'approved') : true));
+    if (outcome !== 'ok') return outcome === 'duplicate' ? { kind: 'duplicate' } : this.refuse(c, where, 'this request changed meanwhile; nothing changed', v.incidentId);
+    await this.refreshCard(v.id);
+    if (!complete) return { kind: 'recorded', remaining: verdict.remaining };
+    this.track(this.execution.run(v.id, { userId: c.userId, ...(userName ? { userName } : {}), at: now }));
+    return { kind: 'executing' };
+  }
+
+  /**
+   * Stores the click's decision, its delivery key and the status change together: a Slack retry of
+   * the same delivery, or a concurrent change of the request, leaves nothing half-written.
+   */
+  private async record(
+    key: string,
+    d: { requestId: string; userId: string; userName: string | null; decision: string; reason: string | null; at: Date },
+    incidentId: string,
+    change: (tx: Parameters<Parameters<Db['$transaction']>[0]>[0]) => Promise<boolean>,
+  ): Promise<'ok' | 'duplicate' | 'conflict'> {
+    try {
+      return await this.deps.db.$transaction(async (tx) => {
+        await tx.processedDelivery.create({ data: { key } });
+        await tx.approvalDecision.create({ data: d });
+        if (!(await change(tx))) throw new StatusConflict();
+        await recordAudit(tx, { incidentId, actor: d.userId, kind: `approval.${d.decision}`, data: { requestId: d.requestId, userName: d.userName, reason: d.reason }, at: d.at });
+        return 'ok' as const;
+      });
+    } catch (err) {
+      if (err instanceof StatusConflict) return 'conflict';
+      if (isUniqueViolation(err)) return 'duplicate';
+      throw err;
+    }
+  }
+
+  private async refuse(c: ClickInput, where: { channel: string; threadTs: string | undefined }, reason: string, incidentId?: string, groups?: string[]): Promise<ClickResult> {
+    const who = groups?.length ? ` Approvers: ${groups.join(', ')}.` : '';
+    if (where.channel) {
+      await this.deps.chat
+        .ephemeral(where.channel, c.userId, renderApprovalNote('⛔', `Not accepted: ${reason}.${who}`), where.threadTs)
+        .catch((err: unknown) => this.deps.log.warn({ err: String(err) }, 'could not send the ephemeral refusal'));
+    }
+    await recordAudit(this.deps.db, { incidentId: incidentId ?? null, actor: c.userId, kind: 'approval.click_refused', data: { requestId: c.requestId, decision: c.decision, reason }, at: this.deps.clock.now() });
+    return { kind: 'refused', reason };
+  }
+
+  /** Kill switch: cancels pending requests in scope; while stopped, nothing is proposed or executed. */
+  async stop(scope: StopScope, userId: string): Promise<StopResult> {
+    const { db, clock, policy } = this.deps;
+    const key = scope === 'global' ? GLOBAL_SCOPE : scope.incidentId;
+    if (scope === 'global' && !isPolicyAdmin(policy, userId)) return { kind: 'refused', reason: 'only a policy admin may stop Vigil for all incidents; use `/sre stop <incident id>` for one incident' };
+    const now = clock.now();
+    await setStop(db, key, true, userId, now);
+    const pending = await db.approvalRequest.findMany({ where: { status: { in: ['pending', 'approved'] }, ...(scope === 'global' ? {} : { incidentId: scope.incidentId }) } });
+    let cancelled = 0;
+    for (const r of pending) {
+      if (await transition(db, r.id, ['pending', 'approved'], 'cancelled', { statusReason: `cancelled: Vigil was stopped by ${userId}` })) {
+        cancelled++;
+        await this.refreshCard(r.id);
+      }
+    }
+    await recordAudit(db, { incidentId: scope === 'global' ? null : scope.incidentId, actor: userId, kind: 'vigil.stopped', data: { scope: key, cancelled }, at: now });
+    if (scope !== 'global') await this.note(scope.incidentId, `stop:${now.getTime()}`, '⏹', `Vigil is stopped for this incident: ${cancelled} pending approval${cancelled === 1 ? '' : 's'} cancelled; nothing will be proposed or executed until /sre resume`, userId);
+    return { kind: 'stopped', scope: key, cancelled };
+  }
+
+  async resume(scope: StopScope, userId: string): Promise<StopResult> {
+    const { db, clock, policy } = this.deps;
+    const key = scope === 'global' ? GLOBAL_SCOPE : scope.incidentId;
+    if (scope === 'global' && !isPolicyAdmin(policy, userId)) return { kind: 'refused', reason: 'only a policy admin may resume Vigil for all incidents' };
+    const now = clock.now();
+    await setStop(db, key, false, userId, now);
+    await recordAudit(db, { incidentId: scope === 'global' ? null : scope.incidentId, actor: userId, kind: 'vigil.resumed', data: { scope: key }, at: now });
+    if (scope !== 'global') await this.note(scope.incidentId, `resume:${now.getTime()}`, '▶️', 'Vigil resumed for this incident', userId);
+    return { kind: 'resumed', scope: key };
+  }
+
+  /** Open incidents posted in a channel, newest first (for `/sre stop` without an id). */
+  async openIncidentsIn(channelId: string): Promise<{ id: string; title: string }[]> {
+    return this.deps.db.incident.findMany({ where: { channelId, status: 'open' }, orderBy: { openedAt: 'desc' }, select: { id: true, title: true }, take: 10 });
+  }
+
+  async incidentExists(id: string): Promise<boolean> {
+    return (await this.deps.db.incident.count({ where: { id } })) === 1;
+  }
+
+  /**
+   * At start: approvals granted before a restart are executed now (the approval is durable); runs
+   * interrupted mid-execution are marked failed, since what reached the API server is unknown.
+   */
+  async resumeInterrupted(): Promise<{ resumed: number; interrupted: number }> {
+    const { db } = this.deps;
+    const rows = await db.approvalRequest.findMany({ where: { status: { in: ['approved', 'executing'] } }, include: { decisions: { where: { decision: 'approve' }, orderBy: { at: 'desc' }, take: 1 } } });
+    let resumed = 0;
+    let interrupted = 0;
+    for (const r of rows) {
+      const last = r.decisions[0];
+      if (r.status === 'approved' && last) {
+        resumed++;
+        this.track(this.execution.run(r.id, { userId: last.userId, ...(last.userName ? { userName: last.userName } : {}), at: last.at }));
+      } else if (await transition(db, r.id, ['executing'], 'failed', { statusReason: 'Vigil restarted during execution: check the target before proposing again' })) {
+        interrupted++;
+        await this.refreshCard(r.id);
+      }
+    }
+    return { resumed, interrupted };
+  }
+
+  /** Posts the request's card, or edits it in place once it exists. */
+  async refreshCard(id: string): Promise<void> {
+    const { db, chat } = this.deps;
+    const v = await readApproval(db, id);
+    const row = await db.approvalRequest.findUnique({ where: { id } });
+    if (!v || !row) return;
+    const card = renderApprovalCard(v, { pingApprovers: this.deps.settings?.pingApprovers ?? true });
+    if (row.cardTs) {
+      await chat.update(row.channelId, row.cardTs, card);
+      return;
+    }
+    const tag = { incidentId: row.incidentId, purpose: `approval:${id}` };
+    const found = await chat.findTagged(row.channelId, row.threadTs ?? undefined, tag).catch(() => undefined);
+    const ts = found ?? (await chat.post(row.channelId, row.threadTs ?? undefined, card, tag)).ts;
+    if (found) await chat.update(row.channelId, found, card);
+    await db.approvalRequest.update({ where: { id }, data: { cardTs: ts } });
+  }
+
+  private async note(incidentId: string, purpose: string, icon: string, text: string, by: string): Promise<void> {
+    const incident = await this.deps.db.incident.findUnique({ where: { id: incidentId } });
+    if (!incident?.threadTs) return;
+    await this.deps.chat.post(incident.channelId, incident.threadTs, renderApprovalNote(icon, text, by), { incidentId, purpose });
+  }
+
+  private planner() {
+    const { reader, executor, policy, clock, redactor, log } = this.deps;
+    return { reader, executor, policy, clock, redactor, log };
+  }
+}
+
+class StatusConflict extends Error {}

@@ -1,0 +1,35 @@
+/** `npm run demo` itself: the README's command, and the approval click played by the on-call SRE or by someone else. */
+import { spawnSync } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+
+const root = new URL('../..', import.meta.url).pathname;
+const demo = (...args: string[]) =>
+  spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/demo.ts', ...args], { cwd: root, env: { ...process.env, CI: '' }, encoding: 'utf8', timeout: 90_000 });
+
+describe('npm run demo', () => {
+  it('prints the thread with the diagnosis and ends with the approval card, exit 0', () => {
+    const res = demo();
+    expect(res.status, res.stderr).toBe(0);
+    expect(res.stdout).toMatch(/deterministic triage only/);
+    expect(res.stdout).toMatch(/H1 ● supported — checkout scaled to 0 by `kubectl scale`/);
+    expect(res.stdout).toMatch(/ruled out — Helm upgrade of release checkout/);
+    expect(res.stdout).toMatch(/Proposed fix: scale deployment\/checkout to 3/);
+    expect(res.stdout).toMatch(/\[Approve\] \[Reject\]/);
+  });
+
+  it('--click approve --as U0VIGILSRE executes through the executor identity and verifies', () => {
+    const res = demo('--click', 'approve', '--as', 'U0VIGILSRE');
+    expect(res.status, res.stderr).toBe(0);
+    expect(res.stdout).toMatch(/approval request executed/);
+    expect(res.stdout).toMatch(/write: patch \/apis\/apps\/v1\/namespaces\/shop\/deployments\/checkout\/scale as system:serviceaccount:vigil:vigil-executor/);
+    expect(res.stdout).toMatch(/"approved-by":\["U0VIGILSRE"\]/);
+    expect(res.stdout).toMatch(/Verification ✓ passed/);
+  });
+
+  it('--click approve --as someone else gets a clear refusal and nothing changes', () => {
+    const res = demo('--click', 'approve', '--as', 'U0BOB');
+    expect(res.status, res.stderr).toBe(0);
+    expect(res.stdout).toMatch(/Not accepted: you are not in a user group that may approve this action/);
+    expect(res.stdout).toMatch(/no write reached the cluster/);
+  });
+});
