@@ -10,6 +10,7 @@ import { TargetReader } from './actions/index.js';
 import { createProvider } from './agent/providers/index.js';
 import { ApprovalService, SlackUserGroups } from './approvals/index.js';
 import { registerApprovalListeners } from './slack/approval-listeners.js';
+import { registerHypothesisListeners } from './slack/hypothesis-listeners.js';
 import type { ModelProvider } from './agent/types.js';
 import { GitHubReader } from './evidence/github/client.js';
 import { githubTools } from './evidence/github/tools.js';
@@ -210,6 +211,7 @@ export async function startVigil(config: Config, log: Logger, o: VigilOverrides 
     log,
   });
   registerListeners(app, desk, log);
+  registerHypothesisListeners(app, desk, log);
   if (approvals) {
     registerApprovalListeners(app, approvals, log);
     // After every report, the leading supported hypothesis's fix becomes an approval card (idempotent).

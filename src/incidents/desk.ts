@@ -76,6 +76,34 @@ export class IncidentDesk {
     return this.track(this.handleCommand(cmd));
   }
 
+  /** A click on a hypothesis's own controls: Confirm, Pin, or Refute with the reason from its dialog. */
+  onHypothesisControl(c: { hypothesisId: string; userId: string; action: 'confirm' | 'pin' | 'refute'; reason?: string }): Promise<void> {
+    return this.track(
+      (async () => {
+        const ref = await this.deps.service.hypothesisRef(c.hypothesisId);
+        if (!ref) return;
+        const cmd =
+          c.action === 'refute'
+            ? ({ kind: 'rule_out', label: ref.label, ...(c.reason ? { reason: c.reason } : {}) } as const)
+            : c.action === 'confirm'
+              ? ({ kind: 'confirm', label: ref.label } as const)
+              : ({ kind: 'pin', label: ref.label } as const);
+        await this.deps.service.applySteering(ref.incidentId, c.userId, cmd);
+        await this.deps.thread.sync(ref.incidentId);
+      })(),
+    );
+  }
+
+  /** "Add evidence" from a hypothesis's dialog: a link and/or a note. */
+  onResponderEvidence(e: { hypothesisId: string; userId: string; link?: string; note?: string }): Promise<void> {
+    return this.track(
+      (async () => {
+        const incidentId = await this.deps.service.addResponderEvidence(e.hypothesisId, e.userId, e);
+        if (incidentId) await this.deps.thread.sync(incidentId);
+      })(),
+    );
+  }
+
   /** Resolves when no listener work is in flight. */
   async idle(): Promise<void> {
     while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);

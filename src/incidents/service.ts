@@ -203,6 +203,42 @@ export class IncidentService {
     return 'applied';
   }
 
+  /** The incident a hypothesis belongs to, and its board label. */
+  async hypothesisRef(hypothesisId: string): Promise<{ incidentId: string; label: string } | undefined> {
+    const h = await this.db.hypothesis.findUnique({ where: { id: hypothesisId }, select: { label: true, investigation: { select: { incidentId: true } } } });
+    return h ? { incidentId: h.investigation.incidentId, label: h.label } : undefined;
+  }
+
+  /**
+   * A responder's evidence for a hypothesis (a link or a note), stored with who added it. It counts as
+   * cited evidence — the citation is the link, or the note's author — and is redacted like any other.
+   */
+  async addResponderEvidence(hypothesisId: string, userId: string, input: { link?: string; note?: string }): Promise<string | undefined> {
+    const h = await this.db.hypothesis.findUnique({ where: { id: hypothesisId }, include: { investigation: true } });
+    if (!h) return undefined;
+    const link = input.link?.trim() || undefined;
+    const note = input.note?.trim() ? this.redactor.redactText(input.note.trim()).slice(0, 1000) : undefined;
+    const now = this.clock.now();
+    await this.db.$transaction(async (tx) => {
+      await tx.evidence.create({
+        data: {
+          investigationId: h.investigationId,
+          hypothesisId: h.id,
+          stance: 'supports',
+          kind: 'note',
+          summary: note ?? `link added by a responder`,
+          citationSource: 'responder',
+          citationRef: link ? this.redactor.redactText(link) : `note by ${userId}`,
+          citationUrl: link && /^https?:\/\//.test(link) ? this.redactor.redactText(link) : null,
+          observedAt: now,
+        },
+      });
+      await tx.hypothesis.update({ where: { id: h.id }, data: { steeredBy: userId } });
+      await recordAudit(tx, { incidentId: h.investigation.incidentId, actor: userId, kind: 'hypothesis.evidence_added', data: { label: h.label, link: link ? this.redactor.redactText(link) : null, note: note ?? null }, at: now });
+    });
+    return h.investigation.incidentId;
+  }
+
   async openIncidents() {
     return this.db.incident.findMany({ where: { status: 'open' }, orderBy: { openedAt: 'desc' }, take: 20 });
   }

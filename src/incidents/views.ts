@@ -71,6 +71,7 @@ export function boardModel(r: IncidentRecord): BoardModel | undefined {
   const hypotheses: BoardHypothesis[] = [...inv.hypotheses]
     .sort((a, b) => STATUS_ORDER[a.status as HypothesisStatus] - STATUS_ORDER[b.status as HypothesisStatus] || b.confidence - a.confidence || a.ordinal - b.ordinal)
     .map((h) => ({
+      id: h.id,
       label: h.label,
       status: h.status as HypothesisStatus,
       confidence: h.confidence,

@@ -112,5 +112,25 @@ export function renderHypothesis(h: BoardHypothesis): KnownBlock[] {
     lines.push(`_${status === 'unrelated' ? 'Unrelated' : status === 'ruled_out' ? 'Ruled out' : 'Why not sure'}:_ ${mrkdwnText(h.reason, BOUNDS.reason)}`);
   }
   if (h.steeredBy) lines.push(`_steered by_ ${mention(h.steeredBy)}`);
-  return [sectionBlock(lines.join('\n')), contextBlock([evidenceText(h, status)])];
+  const blocks: KnownBlock[] = [sectionBlock(lines.join('\n')), contextBlock([evidenceText(h, status)])];
+  if (h.id && status !== 'unrelated') blocks.push(hypothesisControls(h.id, h.label));
+  return blocks;
+}
+
+/** Action ids of the per-hypothesis controls; the button value is the hypothesis id (never a payload). */
+export const HYPOTHESIS_ACTIONS = { confirm: 'hyp_confirm', refute: 'hyp_refute', pin: 'hyp_pin', evidence: 'hyp_evidence' } as const;
+
+/** Confirm, Refute (asks for a reason), Pin and Add evidence (a link or a note): steering without a sentence. */
+function hypothesisControls(id: string, label: string): KnownBlock {
+  const button = (action_id: string, text: string, extra: Record<string, unknown> = {}) => ({ type: 'button' as const, action_id, text: { type: 'plain_text' as const, text }, value: id.slice(0, 200), ...extra });
+  return {
+    type: 'actions',
+    block_id: `hyp:${id}`.slice(0, 255),
+    elements: [
+      button(HYPOTHESIS_ACTIONS.confirm, `Confirm ${label}`.slice(0, 75)),
+      button(HYPOTHESIS_ACTIONS.refute, 'Refute…'),
+      button(HYPOTHESIS_ACTIONS.pin, 'Pin'),
+      button(HYPOTHESIS_ACTIONS.evidence, 'Add evidence…'),
+    ],
+  } as KnownBlock;
 }

@@ -40,6 +40,8 @@ export interface EvidenceLine {
 }
 
 export interface BoardHypothesis {
+  /** The stored hypothesis id: carried by its Confirm / Refute / Pin / Add evidence buttons. */
+  id?: string;
   /** H1, H2, … */
   label: string;
   status: HypothesisStatus;
