@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: Vigil's own overhead on this machine, with every fake answering instantly.
- *   - ack latency of events and slash commands (p50/p99), measured at the sender as Slack would;
+ *   - ack latency of events, slash commands and button clicks (p50/p99), measured at the sender as Slack would;
  *   - alert post → first hypothesis card (the board) in the thread (p50/p99), deterministic path;
  *   - an alert storm: 1,000 alert posts in 60 s for 25 distinct alerts in one channel, with the fake
  *     Slack enforcing ~1 post/s per channel: threads opened, posts lost, ratelimited answers, peak RSS;
@@ -15,6 +15,7 @@ import { Writable } from 'node:stream';
 import { createLogger } from '../log.js';
 import { createRedactor } from '../redact/index.js';
 import { ALERT_CHANNEL, startWorld, type World } from '../../test/support/world.js';
+import { blockActionsPayload } from '../../test/fakes/slack/index.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const { values } = parseArgs({
@@ -48,6 +49,7 @@ async function ackAndFirstCard(samples: number) {
   const db = world.vigil!.db.prisma;
   const eventAcks: number[] = [];
   const commandAcks: number[] = [];
+  const clickAcks: number[] = [];
   const firstCard: number[] = [];
   try {
     for (let i = 0; i < samples; i++) {
@@ -69,12 +71,21 @@ async function ackAndFirstCard(samples: number) {
       eventAcks.push(reply.delivery!.ackMs);
       const cmd = await world.slack.sendCommand({ command: '/sre', text: 'status', user_id: 'U0BOB', channel_id: ALERT_CHANNEL, trigger_id: `b${i}` });
       commandAcks.push(cmd.ackMs);
+      // A button click: Pin on H1 of the board.
+      const h1 = await db.hypothesis.findFirst({ where: { label: 'H1' } });
+      const board = world.slack.threadOf(ALERT_CHANNEL, post.message.ts).find((m) => (m.metadata as { event_payload?: { purpose?: string } })?.event_payload?.purpose === 'board');
+      if (h1 && board) {
+        const clickRes = await world.slack.sendInteraction(
+          blockActionsPayload({ user: { id: 'U0BOB' }, channel: ALERT_CHANNEL, message: { ts: board.ts, thread_ts: post.message.ts, blocks: board.blocks ?? [] }, action: { action_id: 'hyp_pin', value: h1.id, block_id: `hyp:${h1.id}` } }),
+        );
+        clickAcks.push(clickRes.ackMs);
+      }
       await world.settle();
     }
   } finally {
     await world.close();
   }
-  return { eventAcks, commandAcks, firstCard };
+  return { eventAcks, commandAcks, clickAcks, firstCard };
 }
 
 async function storm(posts: number, seconds: number, distinct: number) {
@@ -132,7 +143,7 @@ async function context() {
       modelInputTokens: null,
       ratio: null,
       costUsdPerInvestigation: 0,
-      note: 'no model loop in this build: investigations send nothing to a model',
+      note: 'the bench runs without a model (deterministic path): nothing is sent to a model; see npm run eval -- --model for model token counts',
     };
   } finally {
     await world.close();
@@ -143,7 +154,15 @@ async function main() {
   const samples = Number(values.samples);
   console.log(`Vigil bench · ${new Date().toISOString()} · node ${process.version} · ${process.platform}/${process.arch}`);
   const a = await ackAndFirstCard(samples);
-  const ackMs = { p50: pct([...a.eventAcks, ...a.commandAcks], 50), p99: pct([...a.eventAcks, ...a.commandAcks], 99), events: { p50: pct(a.eventAcks, 50), p99: pct(a.eventAcks, 99) }, commands: { p50: pct(a.commandAcks, 50), p99: pct(a.commandAcks, 99) }, samples: a.eventAcks.length + a.commandAcks.length };
+  const all = [...a.eventAcks, ...a.commandAcks, ...a.clickAcks];
+  const ackMs = {
+    p50: pct(all, 50),
+    p99: pct(all, 99),
+    events: { p50: pct(a.eventAcks, 50), p99: pct(a.eventAcks, 99) },
+    commands: { p50: pct(a.commandAcks, 50), p99: pct(a.commandAcks, 99) },
+    clicks: { p50: pct(a.clickAcks, 50), p99: pct(a.clickAcks, 99) },
+    samples: all.length,
+  };
   const firstCardMs = { p50: pct(a.firstCard, 50), p99: pct(a.firstCard, 99), samples: a.firstCard.length };
   console.log(`ack: p50 ${ackMs.p50} ms, p99 ${ackMs.p99} ms (${ackMs.samples} deliveries)`);
   console.log(`alert post → first hypothesis card: p50 ${firstCardMs.p50} ms, p99 ${firstCardMs.p99} ms`);

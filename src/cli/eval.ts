@@ -6,13 +6,17 @@
  *   --no-noise        also run every scenario without its noise, reported beside the noisy run
  *   --baseline FILE   fail (exit 1) when the deterministic pass rate drops below the one recorded there
  *   --only ID         run one scenario
+ *   --model           add the model loop (needs ANTHROPIC_API_KEY or OPENAI_API_KEY; base URLs and model names honoured)
  */
 import { writeFileSync, readFileSync, existsSync } from 'node:fs';
 import { dirname, join, basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Writable } from 'node:stream';
+import { createProvider } from '../agent/providers/index.js';
+import type { ModelProvider } from '../agent/types.js';
 import { storedDiagnosis } from '../eval/diagnosis.js';
+import { readContext } from '../incidents/context.js';
 import { expectedSchema, gradeDiagnosis, QUESTIONS, sameRef, type QuestionId } from '../eval/questions.js';
 import { createLogger } from '../log.js';
 import { createRedactor } from '../redact/index.js';
@@ -27,11 +31,12 @@ const { values } = parseArgs({
     'no-noise': { type: 'boolean', default: false },
     baseline: { type: 'string' },
     only: { type: 'string' },
+    model: { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
 if (values.help) {
-  console.log('Usage: npm run eval [-- --dir DIR] [--json FILE] [--no-noise] [--baseline FILE] [--only ID]');
+  console.log('Usage: npm run eval [-- --dir DIR] [--json FILE] [--no-noise] [--baseline FILE] [--only ID] [--model]');
   process.exit(0);
 }
 
@@ -52,13 +57,28 @@ interface ScenarioReport {
   error?: string;
 }
 
+function modelFromEnv(): ModelProvider | undefined {
+  const env = process.env;
+  const which = env['VIGIL_MODEL_PROVIDER'] ?? (env['ANTHROPIC_API_KEY'] ? 'anthropic' : env['OPENAI_API_KEY'] ? 'openai' : undefined);
+  if (which === 'anthropic' && env['ANTHROPIC_API_KEY'])
+    return createProvider({ provider: 'anthropic', apiKey: env['ANTHROPIC_API_KEY'], baseURL: env['ANTHROPIC_BASE_URL'] || undefined, model: env['ANTHROPIC_MODEL'] || undefined });
+  if (which === 'openai' && env['OPENAI_API_KEY'])
+    return createProvider({ provider: 'openai', apiKey: env['OPENAI_API_KEY'], baseURL: env['OPENAI_BASE_URL'] || undefined, model: env['OPENAI_MODEL'] || undefined });
+  return undefined;
+}
+const modelProvider = values.model ? modelFromEnv() : undefined;
+if (values.model && !modelProvider) {
+  console.error('eval: --model needs ANTHROPIC_API_KEY or OPENAI_API_KEY (and optionally *_BASE_URL / *_MODEL); nothing was run.');
+  process.exit(2);
+}
+
 async function runOne(dir: string, noise: boolean): Promise<ScenarioReport> {
   const id = basename(dir);
   const base: ScenarioReport = { id, noise, modelNeeded: false, score: 0, pass: false, answers: {}, mitigation: 'n/a', notes: [], inputTokens: 0, outputTokens: 0, costUsd: 0 };
   let world: Awaited<ReturnType<typeof startWorld>> | undefined;
   try {
     const quiet = new Writable({ write: (_c, _e, done) => done() });
-    world = await startWorld({ scenarioDir: dir, noise, logger: createLogger('silent', createRedactor(), quiet) });
+    world = await startWorld({ scenarioDir: dir, noise, logger: createLogger('silent', createRedactor(), quiet), ...(modelProvider ? { modelProvider } : {}) });
     const expected = expectedSchema.safeParse(world.scenario.expected);
     if (!expected.success) throw new Error(`expected: ${expected.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
     base.modelNeeded = expected.data.model_needed;
@@ -83,7 +103,20 @@ async function runOne(dir: string, noise: boolean): Promise<ScenarioReport> {
       exp = { ...exp, unrelated: exp.unrelated.filter((u) => !droppedRefs.some((d) => sameRef(u, d))) };
     }
     const grade = gradeDiagnosis(await storedDiagnosis(db, incident.id), exp);
-    return { ...base, score: grade.score, pass: grade.pass, answers: grade.answers, mitigation: grade.mitigation, leading: grade.leading, notes: grade.notes, ...(board ? { firstCardMs: board.at - t0 } : {}) };
+    const model = readContext((await db.investigation.findFirstOrThrow({ where: { incidentId: incident.id } })).context).model;
+    return {
+      ...base,
+      score: grade.score,
+      pass: grade.pass,
+      answers: grade.answers,
+      mitigation: grade.mitigation,
+      leading: grade.leading,
+      notes: grade.notes,
+      ...(board ? { firstCardMs: board.at - t0 } : {}),
+      inputTokens: model?.inputTokens ?? 0,
+      outputTokens: model?.outputTokens ?? 0,
+      costUsd: model?.costUsd ?? 0,
+    };
   } catch (err) {
     return { ...base, error: err instanceof Error ? err.message.split('\n')[0] : String(err) };
   } finally {
@@ -103,7 +136,7 @@ async function main(): Promise<number> {
   }
   if (values.only) dirs = dirs.filter((d) => basename(d) === values.only);
   const ids = Object.keys(QUESTIONS) as QuestionId[];
-  console.log(`Vigil eval · ${dirs.length} scenario(s) · deterministic triage (no model in this build) · ${new Date().toISOString()}`);
+  console.log(`Vigil eval · ${dirs.length} scenario(s) · ${modelProvider ? `model ${modelProvider.name} ${modelProvider.model}` : 'deterministic triage only (--model adds the model loop)'} · ${new Date().toISOString()}`);
   console.log(`questions: ${ids.map((q, i) => `${i + 1}=${q}`).join(' ')}\n`);
   console.log(`${'scenario'.padEnd(40)} ${'noise'.padEnd(5)} 1 2 3 4 5 6 7 8 9  score pass  mitig.  1st card  tokens  cost`);
   const reports: ScenarioReport[] = [];

@@ -9,6 +9,8 @@ import { describeDatabaseUrl, openDatabase } from '../store/db.js';
 const USAGE = `Usage: vigil <command>
   start     run the bot from the environment / .env (same as npm start)
   migrate   apply the committed database migrations to DATABASE_URL (default file:./data/vigil.db)
+  audit verify                      check the audit trail's hash chain (exit 1 if it was tampered with)
+  export <incident-id> [--out FILE] an incident's full record as JSON (stdout or FILE)
   doctor    prove through SelfSubjectAccessReview that the reader cannot write, and show what the executor may do
   help      this text`;
 
@@ -33,6 +35,9 @@ async function main(argv: string[]): Promise<number> {
     case 'migrate':
       await migrate();
       return 0;
+    case 'audit':
+    case 'export':
+      return (await import('../audit/cli.js')).runAuditCommand(argv, process.env);
     case 'doctor':
       return (await import('./doctor.js')).runDoctor(argv.slice(1), process.env);
     case 'help':

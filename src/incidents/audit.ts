@@ -1,3 +1,4 @@
+import { appendAuditRow } from '../audit/chain.js';
 import type { Db } from '../store/db.js';
 import type { DbTx } from '../store/tx.js';
 
@@ -11,15 +12,17 @@ export interface AuditInput {
   at?: Date;
 }
 
-/** Append one audit record (append-only; the hash chain arrives with the audit issue). */
+/**
+ * Append one audit record to the tamper-evident chain (src/audit/chain.ts). Works on the root client
+ * (opens its own transaction) and inside a caller's `$transaction` (joins it; on PostgreSQL the chain's
+ * advisory lock is then held until that transaction ends).
+ */
 export async function recordAudit(db: Db | DbTx, a: AuditInput): Promise<void> {
-  await db.auditEvent.create({
-    data: {
-      incidentId: a.incidentId ?? null,
-      actor: a.actor,
-      kind: a.kind,
-      data: JSON.stringify(a.data ?? {}),
-      ...(a.at ? { at: a.at } : {}),
-    },
+  await appendAuditRow(db, {
+    incidentId: a.incidentId ?? null,
+    actor: a.actor,
+    kind: a.kind,
+    data: JSON.stringify(a.data ?? {}),
+    at: a.at ?? new Date(),
   });
 }

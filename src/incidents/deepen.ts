@@ -11,15 +11,23 @@ import { readContext, type InvestigationContext } from './context.js';
 import { storeFindings } from './findings.js';
 import type { InvestigationOutcome } from './investigate.js';
 
-/** Hand over to people when no supported hypothesis reaches the threshold. */
-export function escalationFor(findings: Finding[], threshold: number): { reason: string; couldNotAccess: string[] } | undefined {
+/** A gap that says Vigil was not allowed to read something (RBAC 403, GitHub 403/404 for a private repo…). */
+const FORBIDDEN = /\b(403|forbidden|cannot (get|list|watch)|lacks permission|not allowed)\b/i;
+
+/**
+ * Hand over to people when no supported hypothesis reaches the threshold, or when a read Vigil needed
+ * was forbidden (it may be exactly where the cause is).
+ */
+export function escalationFor(findings: Finding[], threshold: number, gaps: string[] = []): { reason: string; couldNotAccess: string[] } | undefined {
   const supported = findings.filter((f) => f.status === 'supported');
   const best = Math.max(0, ...supported.map((f) => f.confidence));
-  if (best >= threshold) return undefined;
-  return {
-    reason: supported.length ? `the best hypothesis has confidence ${best.toFixed(2)}, below ${threshold}` : 'no hypothesis is supported by evidence',
-    couldNotAccess: [],
-  };
+  const forbidden = gaps.filter((g) => FORBIDDEN.test(g));
+  if (best >= threshold && forbidden.length === 0) return undefined;
+  const reasons = [
+    ...(best < threshold ? [supported.length ? `the best hypothesis has confidence ${best.toFixed(2)}, below ${threshold}` : 'no hypothesis is supported by evidence'] : []),
+    ...(forbidden.length ? [`Vigil was not allowed to read ${forbidden.length === 1 ? 'something it needed' : `${forbidden.length} things it needed`}`] : []),
+  ];
+  return { reason: reasons.join('; '), couldNotAccess: forbidden };
 }
 
 /** What the model step needs beyond the investigation's own record. */
@@ -64,7 +72,7 @@ export async function deepenWithModel(deps: ModelStepDeps, investigationId: stri
     now: deps.now,
   });
 
-  const escalate = result.escalate ?? escalationFor([...outcome.findings, ...result.findings], deps.escalationConfidence);
+  const escalate = result.escalate ?? escalationFor([...outcome.findings, ...result.findings], deps.escalationConfidence, outcome.gaps);
 
   await db.$transaction(async (tx) => {
     if (result.findings.length) await storeFindings(tx, investigationId, result.findings, redactor);

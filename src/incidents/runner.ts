@@ -167,7 +167,7 @@ export class InvestigationRunner {
             changes: outcome.changes.slice(0, 10).map((c) => ({ at: c.at.toISOString(), summary: this.redactor.redactText(c.summary), score: c.score, why: c.why })),
           };
           // Without a model, deterministic triage decides alone whether people must take over.
-          const escalation = this.model ? undefined : escalationFor(outcome.findings, this.settings.escalationConfidence ?? 0.7);
+          const escalation = this.model ? undefined : escalationFor(outcome.findings, this.settings.escalationConfidence ?? 0.7, outcome.gaps);
           if (escalation) ctx.escalation = escalation;
           await tx.investigation.update({ where: { id }, data: { context: JSON.stringify(ctx) } });
           if (outcome.target) await tx.incident.update({ where: { id: incidentId }, data: { namespace: outcome.target.namespace, service: outcome.target.name } });

@@ -121,6 +121,6 @@ export function escalationModel(r: IncidentRecord) {
       ...toolsUsed,
     ],
     ruledOut: inv.hypotheses.filter((h) => h.status === 'ruled_out').map((h) => `${h.label} ${h.title}${h.reason ? ` — ${h.reason}` : ''}`),
-    couldNotAccess: [...ctx.escalation.couldNotAccess, ...(ctx.gaps ?? [])],
+    couldNotAccess: [...new Set([...ctx.escalation.couldNotAccess, ...(ctx.gaps ?? [])])],
   };
 }

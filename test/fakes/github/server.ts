@@ -11,8 +11,10 @@ import type { AddressInfo } from 'node:net';
 import { paginate } from './paginate.js';
 import { routeRepo } from './routes.js';
 import type { FakeRepo } from './types.js';
+import { createIssue, readBody, type FakeIssue } from './issues.js';
 
 export type * from './types.js';
+export type { FakeIssue } from './issues.js';
 
 export interface FakeGitHubOptions {
   /** `owner/repo` → its data. */
@@ -39,6 +41,8 @@ export interface FakeGitHub {
   /** The live world; tests may add to it between requests. */
   repos: Record<string, FakeRepo>;
   requests: RecordedGitHubRequest[];
+  /** Issues created with `POST /repos/{o}/{r}/issues`, in order. */
+  issues: FakeIssue[];
   /** The next request whose path matches answers `status` with GitHub's error body (once per call). */
   failNext(path: RegExp, status: number, message?: string): void;
   /** The next request answers 403 `API rate limit exceeded` with `x-ratelimit-remaining: 0`. */
@@ -73,6 +77,7 @@ export async function startFakeGitHub(options: FakeGitHubOptions): Promise<FakeG
   const web = options.webUrl ?? 'https://github.com';
   const requests: RecordedGitHubRequest[] = [];
   const faults: Fault[] = [];
+  const issues: FakeIssue[] = [];
   let remaining = RATE_LIMIT;
   const resetAt = new Date(now().getTime() + 3600_000);
 
@@ -107,6 +112,17 @@ export async function startFakeGitHub(options: FakeGitHubOptions): Promise<FakeG
       return fail(403, fault.message, { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(Math.floor(fault.rateLimitReset.getTime() / 1000)) });
     }
     if (fault) return fail(fault.status, fault.message);
+    const issuePath = /^\/repos\/([^/]+)\/([^/]+)\/issues$/.exec(url.pathname);
+    if (req.method === 'POST' && issuePath?.[1] && issuePath[2]) {
+      const [owner, repo] = [decodeURIComponent(issuePath[1]), decodeURIComponent(issuePath[2])];
+      if (!options.repos[`${owner}/${repo}`]) return fail(404, 'Not Found');
+      void readBody(req).then((raw) => {
+        const created = createIssue(issues, raw, { owner, repo, api: `http://${req.headers.host}`, web, now: now() });
+        if (created.status === 201) send(201, created.body, { location: `http://${req.headers.host}/repos/${owner}/${repo}/issues/${created.issue.number}` });
+        else fail(created.status, created.message);
+      });
+      return;
+    }
     if (req.method !== 'GET') return fail(404, 'Not Found');
 
     const [, reposSeg, owner, repo, ...rest] = url.pathname.split('/');
@@ -132,6 +148,7 @@ export async function startFakeGitHub(options: FakeGitHubOptions): Promise<FakeG
     url: `http://127.0.0.1:${port}`,
     repos: options.repos,
     requests,
+    issues,
     failNext(path, status, message) {
       faults.push({ path, status, message: message ?? STATUS_MESSAGES[status] ?? 'Error' });
     },

@@ -1,0 +1,27 @@
+import type { Db } from '../store/db.js';
+
+/**
+ * Everything a postmortem needs, read from the store in one go: the incident with its alerts, steering,
+ * posts, audit trail, approvals (with decisions) and its latest investigation (hypotheses with evidence).
+ */
+export async function loadPostmortemRecord(db: Db, incidentId: string, now: Date = new Date()) {
+  const incident = await db.incident.findUnique({
+    where: { id: incidentId },
+    include: {
+      alerts: { orderBy: { receivedAt: 'asc' } },
+      steering: { orderBy: { receivedAt: 'asc' } },
+      posts: { orderBy: { createdAt: 'asc' } },
+      auditEvents: { orderBy: { id: 'asc' } },
+      approvals: { orderBy: { createdAt: 'asc' }, include: { decisions: { orderBy: { at: 'asc' } } } },
+      investigations: {
+        orderBy: { startedAt: 'desc' },
+        take: 1,
+        include: { hypotheses: { include: { evidence: { orderBy: { createdAt: 'asc' } } }, orderBy: { ordinal: 'asc' } } },
+      },
+    },
+  });
+  if (!incident) return undefined;
+  return { incident, loadedAt: now };
+}
+
+export type PostmortemRecord = NonNullable<Awaited<ReturnType<typeof loadPostmortemRecord>>>;
