@@ -30,6 +30,9 @@ import { InvestigationRunner } from './incidents/runner.js';
 import { IncidentService } from './incidents/service.js';
 import { ThreadSync } from './incidents/thread.js';
 import { ServiceCatalog } from './knowledge/catalog.js';
+import { PostmortemService } from './postmortem/service.js';
+import { createTracing } from './audit/tracing.js';
+import type { SpanExporter } from '@opentelemetry/sdk-trace';
 import { loadPolicy } from './policy/index.js';
 import { createRedactor, type Redactor } from './redact/index.js';
 import { createSlackApp, registerListeners } from './slack/app.js';
@@ -48,6 +51,8 @@ export interface VigilOverrides {
   botUserId?: string;
   /** A provider instead of the one the settings describe; null = no model. */
   modelProvider?: ModelProvider | null;
+  /** Export spans here (tests: an in-memory exporter) instead of OTLP from the settings. */
+  spanExporter?: SpanExporter;
 }
 
 export interface Vigil {
@@ -156,6 +161,8 @@ export async function startVigil(config: Config, log: Logger, o: VigilOverrides 
   if (applied.length) log.info({ applied }, 'database migrations applied');
 
   const sources = evidenceSources(config, db, redactor, clock, log, o);
+  const tracing = createTracing({ ...(config.tracing ? { otlpEndpoint: config.tracing.endpoint, headers: config.tracing.headers } : {}), ...(o.spanExporter ? { exporter: o.spanExporter } : {}) });
+  if (tracing) log.info({ endpoint: config.tracing?.endpoint ?? 'in-process exporter' }, 'traces enabled');
   const routes = routesFor(config, db, redactor, clock, log);
   const service = new IncidentService(db.prisma, { dedupWindowMs: config.incidents.dedupWindowMs, reopenWindowMs: config.incidents.reopenWindowMs }, clock, redactor, log);
   const app = createSlackApp({ ...config.slack, clientOptions: o.slackClientOptions, botUserId: o.botUserId }, log, routes);
@@ -197,7 +204,17 @@ export async function startVigil(config: Config, log: Logger, o: VigilOverrides 
           log,
         })
       : undefined;
+  const postmortem = new PostmortemService({
+    db: db.prisma,
+    chat,
+    redactor,
+    log,
+    ...(config.postmortemIssues
+      ? { github: { repo: config.postmortemIssues.repo, labels: config.postmortemIssues.labels, ...(config.postmortemIssues.token ? { token: config.postmortemIssues.token } : {}), ...(config.github?.apiUrl ? { baseUrl: config.github.apiUrl } : {}) } }
+      : {}),
+  });
   const desk = new IncidentDesk({
+    postmortem,
     db: db.prisma,
     service,
     runner,
@@ -212,6 +229,7 @@ export async function startVigil(config: Config, log: Logger, o: VigilOverrides 
   });
   registerListeners(app, desk, log);
   registerHypothesisListeners(app, desk, log);
+  if (tracing) runner.tracer = tracing.tracer;
   if (approvals) {
     registerApprovalListeners(app, approvals, log);
     // After every report, the leading supported hypothesis's fix becomes an approval card (idempotent).
@@ -239,6 +257,7 @@ export async function startVigil(config: Config, log: Logger, o: VigilOverrides 
       await desk.idle();
       await runner.stop();
       await approvals?.idle();
+      await tracing?.shutdown();
       await db.close();
     },
   };

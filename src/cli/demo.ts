@@ -18,12 +18,13 @@ const { values } = parseArgs({
     scenario: { type: 'string', default: join(root, 'test', 'scenarios', 'demo-checkout-scaled-to-zero') },
     'no-noise': { type: 'boolean', default: false },
     click: { type: 'string' },
+    postmortem: { type: 'boolean', default: false },
     as: { type: 'string', default: 'U0VIGILSRE' },
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
 if (values.help) {
-  console.log('Usage: npm run demo [-- --scenario <dir>] [--no-noise] [--click approve|reject --as <slack user id>]');
+  console.log('Usage: npm run demo [-- --scenario <dir>] [--no-noise] [--click approve|reject --as <slack user id>] [--postmortem]');
   process.exit(0);
 }
 
@@ -94,6 +95,7 @@ async function main(): Promise<void> {
 
   if (values.click) await click(world, ts, values.click as 'approve' | 'reject', values.as!);
   await world.settle();
+  if (values.postmortem) await postmortem(world, ts);
   clearInterval(timer);
   printNew();
 
@@ -111,6 +113,25 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   console.log(values.click ? 'Demo finished.' : 'Demo finished: nothing was executed; the proposed fix awaits an approval (try: npm run demo -- --click approve --as U0VIGILSRE).');
+}
+
+/** End the incident the way Alertmanager does (a RESOLVED post), then ask for the postmortem draft. */
+async function postmortem(world: Awaited<ReturnType<typeof startWorld>>, threadTs: string): Promise<void> {
+  const att = (world.scenario.alert.attachments?.[0] ?? {}) as Record<string, string>;
+  const title = String(att['title'] ?? '').replace(/\[FIRING:\d+\]/, '[RESOLVED]');
+  await world.slack.postAsBot(ALERT_CHANNEL, { username: world.scenario.alert.username ?? 'Alertmanager', attachments: [{ ...att, title, fallback: title, color: 'good' }] });
+  await world.settle();
+  console.log(`${stamp()}  #alerts  Alertmanager posts: ${title}`);
+  const incident = await world.vigil!.db.prisma.incident.findFirstOrThrow({ orderBy: { openedAt: 'desc' } });
+  console.log(`${stamp()}  U0VIGILSRE runs /sre postmortem ${incident.id}`);
+  const before = world.slack.responses.length;
+  await world.slack.sendCommand({ command: '/sre', text: `postmortem ${incident.id}`, user_id: 'U0VIGILSRE', channel_id: ALERT_CHANNEL, trigger_id: 'demo-postmortem' });
+  await world.slack.waitFor(() => (world.slack.responses.length > before ? true : undefined), { timeoutMs: 15_000 });
+  await world.settle();
+  const reply = world.slack.responses.at(-1)!.body as { text?: string };
+  console.log(`            (only U0VIGILSRE sees) ${reply.text ?? ''}`);
+  // The draft itself is printed with the thread as it is posted.
+  void threadTs;
 }
 
 /** Play a click on the approval card as a Slack user, and the deployment controller that follows a scale. */

@@ -30,6 +30,10 @@ export interface Config {
   executor: { mode: 'impersonate' | 'token'; serviceAccount: { namespace: string; name: string } };
   /** The model that deepens triage; absent when no API key is set (deterministic triage only). */
   model?: { provider: 'anthropic' | 'openai'; apiKey: string; baseURL?: string; model?: string };
+  /** OTLP/HTTP export of traces; absent = no traces exported. */
+  tracing?: { endpoint: string; headers?: Record<string, string> };
+  /** Where `/sre postmortem` opens its GitHub issue (a write token, separate from the reader's). */
+  postmortemIssues?: { repo: string; token?: string; labels: string[] };
   agent: { maxSteps: number; maxTokens: number; maxSeconds: number; maxCostUsd: number; escalationConfidence: number };
   logLevel: Env['LOG_LEVEL'];
 }
@@ -94,6 +98,15 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       serviceAccount: { namespace: e.VIGIL_EXECUTOR_SERVICE_ACCOUNT.split('/')[0]!, name: e.VIGIL_EXECUTOR_SERVICE_ACCOUNT.split('/')[1]! },
     },
     model: modelSettings(e),
+    tracing: e.OTEL_EXPORTER_OTLP_ENDPOINT
+      ? {
+          endpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT,
+          ...(e.OTEL_EXPORTER_OTLP_HEADERS
+            ? { headers: Object.fromEntries(e.OTEL_EXPORTER_OTLP_HEADERS.split(',').map((kv) => kv.split('=').map((x) => x.trim()) as [string, string]).filter(([k, v]) => k && v)) }
+            : {}),
+        }
+      : undefined,
+    postmortemIssues: e.GITHUB_ISSUES_REPO ? { repo: e.GITHUB_ISSUES_REPO, token: e.GITHUB_ISSUES_TOKEN ?? e.GITHUB_TOKEN, labels: e.GITHUB_ISSUES_LABELS ?? ['postmortem'] } : undefined,
     agent: {
       maxSteps: e.VIGIL_AGENT_MAX_STEPS,
       maxTokens: e.VIGIL_AGENT_MAX_TOKENS,

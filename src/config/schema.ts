@@ -71,6 +71,11 @@ export const envSchema = z
     VIGIL_AGENT_MAX_SECONDS: positiveInt('seconds per investigation').default(120),
     VIGIL_AGENT_MAX_COST_USD: z.coerce.number({ error: 'expects US dollars, e.g. 0.50' }).positive('expects US dollars > 0').default(0.5),
     VIGIL_ESCALATION_CONFIDENCE: z.coerce.number({ error: 'expects a number between 0 and 1' }).min(0).max(1).default(0.7),
+    OTEL_EXPORTER_OTLP_ENDPOINT: z.url({ error: 'expects the OTLP/HTTP traces URL, e.g. http://otel-collector:4318/v1/traces' }).optional(),
+    OTEL_EXPORTER_OTLP_HEADERS: z.string().optional(),
+    GITHUB_ISSUES_REPO: z.string().regex(/^[\w.-]+\/[\w.-]+$/, 'expects owner/name').optional(),
+    GITHUB_ISSUES_TOKEN: z.string().optional(),
+    GITHUB_ISSUES_LABELS: list.optional(),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   });
 

@@ -4,6 +4,8 @@ import { z } from 'zod';
 export const investigationContextSchema = z
   .object({
     target: z.object({ namespace: z.string(), kind: z.string(), name: z.string() }).optional(),
+    /** The OpenTelemetry trace of the investigation's first run, shown on the header card. */
+    traceId: z.string().optional(),
     /** Alert post → first card in the thread, in ms. */
     firstCardMs: z.number().optional(),
     /** Reads that failed or were not possible; shown on the board as "could not check". */

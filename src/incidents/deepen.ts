@@ -41,6 +41,8 @@ export interface ModelStepDeps {
   redactor: Redactor;
   log: Logger;
   now: () => Date;
+  /** Each tool and model call, for the traces. */
+  trace?: (e: AgentEvent) => void;
 }
 
 /**
@@ -55,6 +57,7 @@ export async function deepenWithModel(deps: ModelStepDeps, investigationId: stri
     db.steeringMessage.findMany({ where: { incidentId }, orderBy: { receivedAt: 'asc' } }),
   ]);
   const audit = (e: AgentEvent) => {
+    deps.trace?.(e);
     const data = redactor.redactValue(e as unknown as Record<string, unknown>);
     void recordAudit(db, { incidentId, actor: 'vigil', kind: `agent.${e.type}`, data }).catch((err: unknown) => deps.log.warn({ err: String(err) }, 'audit write failed'));
   };

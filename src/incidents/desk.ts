@@ -4,6 +4,8 @@ import { parseAlertMessage } from '../alerts/parse/index.js';
 import { parseInvestigateText } from '../alerts/manual.js';
 import { parseSteering } from '../agent/steering.js';
 import type { ApprovalService } from '../approvals/index.js';
+import { runPostmortemCommand } from '../postmortem/command.js';
+import type { PostmortemService } from '../postmortem/service.js';
 import { runStopCommand } from '../approvals/index.js';
 import type { Alert, AlertMessage } from '../alerts/types.js';
 import { renderHelp, renderStatus } from '../slack/blocks/commands.js';
@@ -62,6 +64,8 @@ export class IncidentDesk {
       alertChannels: string[];
       /** Channels where deploy bots, CD and flag tools announce changes. */
       changeChannels: string[];
+      /** `/sre postmortem`: the draft from the stored record. */
+      postmortem: PostmortemService;
       /** The approval flow, when a write policy is configured (`/sre stop|resume`). */
       approvals?: ApprovalService;
       log: Logger;
@@ -169,6 +173,8 @@ export class IncidentDesk {
         return this.status();
       case 'investigate':
         return this.investigate(cmd, args);
+      case 'postmortem':
+        return runPostmortemCommand(this.deps.postmortem, this.deps.db, { args, channelId: cmd.channelId, userId: cmd.userId });
       case 'stop':
       case 'resume':
         if (!this.deps.approvals) return { text: 'Vigil runs read-only here (no write policy is configured): there is nothing to stop or resume.' };

@@ -8,6 +8,8 @@ import { recordAudit } from './audit.js';
 import type { Clock } from './clock.js';
 import { readContext, type InvestigationContext } from './context.js';
 import { storeFindings } from './findings.js';
+import type { Context, Tracer } from '@opentelemetry/api';
+import { inSpan, recordAgentEvent, rootContext } from '../audit/tracing.js';
 import { deepenWithModel, escalationFor, type ModelStepDeps } from './deepen.js';
 import { investigateDeterministically, type EvidenceSources, type InvestigationOutcome } from './investigate.js';
 import type { ThreadSync } from './thread.js';
@@ -33,6 +35,8 @@ export class InvestigationRunner {
   private readonly queue: PQueue;
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly queued = new Set<string>();
+  /** Traces of each run, step, tool call and model call (set when tracing is configured). */
+  tracer?: Tracer;
   /** Called after an investigation reports (e.g. to propose its fix for approval); failures are logged, not fatal. */
   afterReport?: (incidentId: string) => Promise<void>;
   /** The last deterministic outcome per investigation, for the model step (recomputed after a restart). */
@@ -113,11 +117,20 @@ export class InvestigationRunner {
   private async run(id: string): Promise<void> {
     if (!(await this.claim(id))) return;
     const inv = await this.db.investigation.findUniqueOrThrow({ where: { id }, include: { incident: { include: { alerts: { orderBy: { receivedAt: 'asc' }, take: 1 } } } } });
-    const log = this.log.child({ incidentId: inv.incidentId, investigationId: id });
-    let step = inv.step as Step;
+    // One trace per run: a span per step beneath it, and per tool/model call beneath the model step.
+    await inSpan(this.tracer, 'vigil.investigation', rootContext(), { 'vigil.incident.id': inv.incidentId, 'vigil.investigation.id': id, 'vigil.resumed_from': inv.step }, async (span, runCtx) => {
+      if (span) await this.patchContext(id, { traceId: span.spanContext().traceId });
+      await this.runSteps(id, inv.incidentId, inv.step as Step, inv.incident.alerts[0], runCtx);
+    });
+  }
+
+  private async runSteps(id: string, incidentId: string, from: Step, firstAlert: { payload: string; receivedAt: Date } | undefined, runCtx: Context): Promise<void> {
+    const log = this.log.child({ incidentId, investigationId: id });
+    let step = from;
     try {
       while (step !== 'reported') {
-        step = await this.advance(id, inv.incidentId, step, inv.incident.alerts[0]);
+        const current = step;
+        step = await inSpan(this.tracer, `vigil.step ${current}`, runCtx, { 'vigil.step': current }, (_s, stepCtx) => this.advance(id, incidentId, current, firstAlert, stepCtx));
         await this.db.investigation.update({
           where: { id },
           data: { step, leaseUntil: new Date(this.clock.now().getTime() + this.settings.leaseMs) },
@@ -125,8 +138,8 @@ export class InvestigationRunner {
         log.debug({ step }, 'investigation step done');
       }
       await this.db.investigation.update({ where: { id }, data: { state: 'waiting', leaseOwner: null, leaseUntil: null, lastError: null } });
-      await this.thread.sync(inv.incidentId);
-      await this.afterReport?.(inv.incidentId).catch((err: unknown) => log.error({ err: err instanceof Error ? err.message : String(err) }, 'after-report hook failed'));
+      await this.thread.sync(incidentId);
+      await this.afterReport?.(incidentId).catch((err: unknown) => log.error({ err: err instanceof Error ? err.message : String(err) }, 'after-report hook failed'));
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
       const fresh = await this.db.investigation.findUniqueOrThrow({ where: { id } });
@@ -134,8 +147,8 @@ export class InvestigationRunner {
       if (fresh.attempts >= max) {
         log.error({ err: message, step }, 'investigation failed');
         await this.db.investigation.update({ where: { id }, data: { state: 'failed', lastError: this.redactor.redactText(message).slice(0, 500), leaseOwner: null, leaseUntil: null, finishedAt: this.clock.now() } });
-        await recordAudit(this.db, { incidentId: inv.incidentId, actor: 'vigil', kind: 'investigation.failed', data: { step, error: this.redactor.redactText(message) } });
-        await this.thread.sync(inv.incidentId).catch((e) => log.error({ err: String(e) }, 'could not show the failure in the thread'));
+        await recordAudit(this.db, { incidentId, actor: 'vigil', kind: 'investigation.failed', data: { step, error: this.redactor.redactText(message) } });
+        await this.thread.sync(incidentId).catch((e) => log.error({ err: String(e) }, 'could not show the failure in the thread'));
       } else {
         const backoff = Math.min(30_000, 500 * 2 ** (fresh.attempts - 1));
         log.warn({ err: message, step, attempt: fresh.attempts, retryInMs: backoff }, 'investigation step failed; will retry');
@@ -145,7 +158,7 @@ export class InvestigationRunner {
     }
   }
 
-  private async advance(id: string, incidentId: string, step: Step, firstAlert: { payload: string; receivedAt: Date } | undefined): Promise<Step> {
+  private async advance(id: string, incidentId: string, step: Step, firstAlert: { payload: string; receivedAt: Date } | undefined, stepCtx: Context): Promise<Step> {
     switch (step) {
       case 'created': {
         await this.thread.sync(incidentId);
@@ -186,7 +199,12 @@ export class InvestigationRunner {
         if (this.model) {
           const outcome = this.outcomes.get(id) ?? (await this.triage(firstAlert));
           this.outcomes.delete(id);
-          await deepenWithModel({ ...this.model, db: this.db, redactor: this.redactor, log: this.log, now: () => this.clock.now() }, id, incidentId, outcome);
+          await deepenWithModel(
+            { ...this.model, db: this.db, redactor: this.redactor, log: this.log, now: () => this.clock.now(), trace: (e) => recordAgentEvent(this.tracer, stepCtx, e) },
+            id,
+            incidentId,
+            outcome,
+          );
         }
         return 'deepened';
       }
@@ -226,6 +244,7 @@ export class InvestigationRunner {
     const inv = await this.db.investigation.findUniqueOrThrow({ where: { id } });
     const ctx = readContext(inv.context);
     if (patch.firstCardMs !== undefined && ctx.firstCardMs !== undefined) return; // keep the first measurement across resumes
+    if (patch.traceId !== undefined && ctx.traceId !== undefined) return; // the thread links the first trace
     await this.db.investigation.update({ where: { id }, data: { context: JSON.stringify({ ...ctx, ...patch }) } });
   }
 }

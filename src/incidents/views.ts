@@ -54,6 +54,7 @@ export function incidentCard(r: IncidentRecord): IncidentCardModel {
     target,
     source: r.source,
     ...(ctx.owner ? { owner: ctx.owner } : {}),
+    ...(ctx.traceId ? { traceId: ctx.traceId } : {}),
     openedAt: r.openedAt,
     firstCardAfterSec: ctx.firstCardMs !== undefined ? Math.round(ctx.firstCardMs / 100) / 10 : undefined,
     alertCount: r.alerts.filter((a) => a.status === 'firing').length || r.alertCount,
@@ -114,6 +115,7 @@ export function escalationModel(r: IncidentRecord) {
   const toolsUsed = ctx.model ? [`model ${ctx.model.name}: ${ctx.model.steps} steps, ${ctx.model.toolCalls} tool calls`] : [];
   return {
     ...(ctx.owner ? { owner: ctx.owner } : {}),
+    ...(ctx.traceId ? { traceId: ctx.traceId } : {}),
     reason: ctx.escalation.reason,
     checked: [
       ...(ctx.target ? [`Kubernetes: ${ctx.target.kind.toLowerCase()}/${ctx.target.name} in ${ctx.target.namespace}, its pods, events, services, config and changes`] : ['Kubernetes: the alert matched no workload']),

@@ -64,7 +64,7 @@ export function renderPostmortemMarkdown(pm: Postmortem): string {
   lines.push('## Ruled out and why', '');
   if (pm.ruledOut.length === 0) lines.push('_Nothing was ruled out._');
   for (const h of pm.ruledOut) {
-    lines.push(`- **${md(h.label)} ${md(h.title)}** — ${h.status === 'unrelated' ? 'unrelated' : 'ruled out'}${h.steeredBy ? ` by ${who(h.steeredBy)}` : ''}: ${h.reason ? md(h.reason) : '_no reason recorded_'} ${refs([h.source])}`);
+    lines.push(`- **${md(h.label)} ${md(h.title)}** — ${h.status === 'unrelated' ? 'marked unrelated' : 'ruled out'}${h.steeredBy ? ` by ${who(h.steeredBy)}` : ''}: ${h.reason ? md(h.reason) : '_no reason recorded_'} ${refs([h.source])}`);
     lines.push(...h.evidence.slice(0, 3).map(evidenceItem));
   }
   lines.push('');

@@ -26,6 +26,16 @@ describe('npm run demo', () => {
     expect(res.stdout).toMatch(/Verification ✓ passed/);
   });
 
+  it('--postmortem ends the incident and prints the postmortem draft from the record', () => {
+    const res = demo('--click', 'approve', '--as', 'U0VIGILSRE', '--postmortem');
+    expect(res.status, res.stderr).toBe(0);
+    expect(res.stdout).toMatch(/\[RESOLVED\] KubeDeploymentReplicasMismatch/);
+    expect(res.stdout).toMatch(/Postmortem draft/);
+    expect(res.stdout).toMatch(/Ruled out and why/);
+    expect(res.stdout).toMatch(/Fix approved by U0VIGILSRE/);
+    expect(res.stdout).toMatch(/Follow-ups/);
+  });
+
   it('--click approve --as someone else gets a clear refusal and nothing changes', () => {
     const res = demo('--click', 'approve', '--as', 'U0BOB');
     expect(res.status, res.stderr).toBe(0);

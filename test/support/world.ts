@@ -13,6 +13,7 @@ import { createLogger } from '../../src/log.js';
 import { createRedactor } from '../../src/redact/index.js';
 import { startVigil, type Vigil } from '../../src/vigil.js';
 import type { ModelProvider } from '../../src/agent/types.js';
+import type { SpanExporter } from '@opentelemetry/sdk-trace';
 import { startFakeKube, type FakeKube } from '../fakes/kubernetes/server.js';
 import { startFakeSlack, type FakeSlack } from '../fakes/slack/index.js';
 import { loadScenario, type Scenario } from '../scenarios/load.js';
@@ -42,6 +43,8 @@ export interface WorldOptions {
   startApp?: boolean;
   /** A write policy file (VIGIL_POLICY_FILE); without one Vigil is read-only and posts no approval cards. */
   policyFile?: string;
+  /** Spans go here (an in-memory exporter in tests). */
+  spanExporter?: SpanExporter;
   /** The model provider Vigil uses (e.g. pointed at a fake model server); default: none. */
   modelProvider?: ModelProvider;
   /** More tokens the fake Slack accepts (e.g. a Socket Mode app token). */
@@ -176,6 +179,7 @@ export async function startWorld(o: WorldOptions): Promise<World> {
       const vigil = await startVigil(config, log, {
         redactor,
         modelProvider: o.modelProvider ?? null,
+        ...(o.spanExporter ? { spanExporter: o.spanExporter } : {}),
         // Tests and the demo want errors fast, not Slack's 30-minute production retry policy.
         slackClientOptions: { retryConfig: { retries: 2, factor: 1, minTimeout: 50, maxTimeout: 200 } },
       });

@@ -14,6 +14,7 @@ const SUBCOMMANDS = [
     examples: ['/sre investigate checkout returns 503 since 14:00', '/sre investigate https://alertmanager.example.com/#/alerts?filter=%7Balertname%3D%22KubeDeploymentReplicasMismatch%22%7D'],
   },
   { usage: '/sre status', what: 'list open incidents and their leading hypothesis', examples: [] },
+  { usage: '/sre postmortem [incident id]', what: 'post a postmortem draft from the stored record (timeline, impact, root cause with evidence, what was ruled out, actions and who took them, follow-ups); opens a GitHub issue when configured', examples: [] },
   { usage: '/sre stop [all]', what: 'kill switch: cancel pending fixes and stop writes and model calls for this incident (all: every incident, admins only)', examples: [] },
   { usage: '/sre resume [all]', what: 'lift the kill switch', examples: [] },
   { usage: '/sre help', what: 'show this help', examples: [] },
@@ -28,7 +29,7 @@ export function renderHelp(opts: { error?: string } = {}): RenderedMessage {
   });
   blocks.push(sectionBlock(`*Vigil — \`/sre\` commands*\n${lines.join('\n')}`));
   blocks.push(contextBlock(['Alerts posted in watched channels are investigated automatically; reply in an incident thread to steer it.']));
-  const text = opts.error ? `${opts.error} — try /sre help` : 'Vigil /sre commands: investigate, status, stop, resume, help';
+  const text = opts.error ? `${opts.error} — try /sre help` : 'Vigil /sre commands: investigate, status, postmortem, stop, resume, help';
   return { text: fallbackText(text, 300), blocks };
 }
 

@@ -1,7 +1,7 @@
 import type { KnownBlock } from '@slack/types';
 import { contextBlock, sectionBlock, type RenderedMessage } from './elements.js';
 import { shortDuration, slackTime } from './format.js';
-import { fallbackText, mention, mrkdwnLink, mrkdwnText } from './mrkdwn.js';
+import { codeSpan, fallbackText, mention, mrkdwnLink, mrkdwnText } from './mrkdwn.js';
 import type { IncidentCardModel, InvestigationPhase } from './models.js';
 
 const PHASE: Record<InvestigationPhase, { icon: string; words: string }> = {
@@ -41,6 +41,7 @@ export function renderIncidentHeader(m: IncidentCardModel): RenderedMessage {
   const facts = [statusLine(m), firedLine(m)];
   if (m.alertLink) facts.push(mrkdwnLink(m.alertLink, 'View alert'));
   facts.push(`via ${mrkdwnText(m.source, 60)}`, `incident ${mrkdwnText(m.incidentId, 60)}`);
+  if (m.traceId) facts.push(`trace ${codeSpan(m.traceId, 40)}`);
 
   const blocks: KnownBlock[] = [sectionBlock(`${lead.join(' · ')}\n${title}`), contextBlock([facts.join(' · ')])];
   if (m.notice) blocks.push(sectionBlock(`⚠️ ${mrkdwnText(m.notice, 1000)}`));

@@ -29,6 +29,8 @@ export interface IncidentCardModel {
   lastAlertAt: Date;
   resolvedAt?: Date;
   alertLink?: string;
+  /** The investigation's OpenTelemetry trace id, so a reviewer can jump from Slack to the trace. */
+  traceId?: string;
   /** One-line note when something went wrong (e.g. "Kubernetes API unreachable: …; retrying"). */
   notice?: string;
 }

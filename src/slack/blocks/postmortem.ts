@@ -70,7 +70,7 @@ export function renderPostmortem(pm: Postmortem, opts: { issueUrl?: string } = {
     blocks.push(sectionBlock(`*Root cause:* _${one(s.cause, 600)}_`));
   }
 
-  const ruled = pm.ruledOut.map((h) => `• *${one(h.label, 10)}* ${one(h.title, 160)} — ${h.status === 'unrelated' ? 'unrelated' : 'ruled out'}${h.steeredBy ? ` by ${whoIs(h.steeredBy)}` : ''}: ${h.reason ? one(h.reason, 240) : '_no reason recorded_'}`);
+  const ruled = pm.ruledOut.map((h) => `• *${one(h.label, 10)}* ${one(h.title, 160)} — ${h.status === 'unrelated' ? 'marked unrelated' : 'ruled out'}${h.steeredBy ? ` by ${whoIs(h.steeredBy)}` : ''}: ${h.reason ? one(h.reason, 240) : '_no reason recorded_'}`);
   blocks.push(sectionBlock(`*Ruled out and why*\n${ruled.length ? linesWithin(ruled, BUDGET.ruledOut - 30) : '_nothing_'}`));
 
   const actions = pm.actions.map((a) => {
