@@ -230,6 +230,7 @@ export async function startVigil(config: Config, log: Logger, o: VigilOverrides 
   registerListeners(app, desk, log);
   registerHypothesisListeners(app, desk, log);
   if (tracing) runner.tracer = tracing.tracer;
+  thread.onSynced = () => desk.scheduleHomeRefresh();
   if (approvals) {
     registerApprovalListeners(app, approvals, log);
     // After every report, the leading supported hypothesis's fix becomes an approval card (idempotent).

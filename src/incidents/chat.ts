@@ -21,6 +21,8 @@ export interface ChatPort {
   permalink(channel: string, ts: string): Promise<string | undefined>;
   /** Visible only to one user (command errors, help). */
   ephemeral(channel: string, user: string, message: ChatMessage, threadTs?: string): Promise<void>;
+  /** Publish a user's App Home view. */
+  publishHome(user: string, view: { type: 'home'; blocks: unknown[] }): Promise<void>;
   /** Display name of a user, for the record; undefined when it cannot be read. */
   userName(user: string): Promise<string | undefined>;
   /** A message by channel and ts (for `/sre investigate <message link>`). */

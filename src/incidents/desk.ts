@@ -10,6 +10,8 @@ import { runStopCommand } from '../approvals/index.js';
 import type { Alert, AlertMessage } from '../alerts/types.js';
 import { renderHelp, renderStatus } from '../slack/blocks/commands.js';
 import { renderErrorNote } from '../slack/blocks/notes.js';
+import { renderHome } from '../slack/blocks/home.js';
+import type { StatusModel } from '../slack/blocks/models.js';
 import type { Db } from '../store/db.js';
 import { isUniqueViolation } from '../store/db.js';
 import type { ChatMessage, ChatPort } from './chat.js';
@@ -108,6 +110,33 @@ export class IncidentDesk {
     );
   }
 
+  /** Users who opened App Home (bounded), so it can be republished as incidents change. */
+  private readonly homeViewers = new Set<string>();
+  private homeTimer?: NodeJS.Timeout;
+
+  /** App Home opened: publish the shared incident view for this user. */
+  onHomeOpened(userId: string): Promise<void> {
+    if (this.homeViewers.size >= 500) this.homeViewers.delete(this.homeViewers.values().next().value!);
+    this.homeViewers.add(userId);
+    return this.track(this.publishHome([userId]));
+  }
+
+  /** Something changed: republish Home for its viewers, coalesced (views.publish is rate limited per user). */
+  scheduleHomeRefresh(delayMs = 2000): void {
+    if (this.homeTimer || this.homeViewers.size === 0) return;
+    this.homeTimer = setTimeout(() => {
+      this.homeTimer = undefined;
+      void this.track(this.publishHome([...this.homeViewers])).catch((err: unknown) => this.deps.log.warn({ err: String(err) }, 'App Home refresh failed'));
+    }, delayMs);
+    this.homeTimer.unref();
+  }
+
+  private async publishHome(users: string[]): Promise<void> {
+    const model = await this.statusModel(true);
+    const view = renderHome(model, this.deps.clock.now());
+    for (const u of users) await this.deps.chat.publishHome(u, view);
+  }
+
   /** Resolves when no listener work is in flight. */
   async idle(): Promise<void> {
     while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
@@ -186,12 +215,22 @@ export class IncidentDesk {
   }
 
   private async status(): Promise<ChatMessage> {
+    return renderStatus(await this.statusModel(false));
+  }
+
+  /** Open incidents with their leading hypothesis (and, for Home, links and pending approvals). */
+  private async statusModel(withLinks: boolean): Promise<StatusModel> {
     const { db, service, clock } = this.deps;
     const open = await service.openIncidents();
     const records = await Promise.all(open.map((i) => loadIncidentRecord(db, i.id)));
-    return renderStatus({
-      open: records.map((r) => {
+    const pending = withLinks
+      ? await db.approvalRequest.groupBy({ by: ['incidentId'], where: { status: 'pending', incidentId: { in: open.map((i) => i.id) } }, _count: { _all: true } })
+      : [];
+    const links = withLinks ? await Promise.all(records.map((r) => (r.threadTs ? this.deps.chat.permalink(r.channelId, r.threadTs) : Promise.resolve(undefined)))) : [];
+    return {
+      open: records.map((r, idx) => {
         const leading = r.investigations[0]?.hypotheses.filter((h) => h.status === 'supported').sort((a, b) => b.confidence - a.confidence)[0];
+        const waiting = pending.find((p) => p.incidentId === r.id)?._count._all;
         return {
           incidentId: r.id,
           title: r.title,
@@ -199,10 +238,12 @@ export class IncidentDesk {
           phase: phaseOf(r),
           openedAt: r.openedAt,
           leading: leading ? `${leading.label} ${leading.title}` : undefined,
+          ...(links[idx] ? { permalink: links[idx] } : {}),
+          ...(waiting ? { pendingApprovals: waiting } : {}),
         };
       }),
       resolvedRecently: await service.countResolvedSince(new Date(clock.now().getTime() - 24 * 3600_000)),
-    });
+    };
   }
 
   private async investigate(cmd: SreCommand, args: string): Promise<ChatMessage> {

@@ -31,6 +31,9 @@ export class ThreadSync {
   private readonly tails = new Map<string, Promise<void>>();
   private readonly queued = new Map<string, Promise<void>>();
 
+  /** Called after every sync (App Home refresh). */
+  onSynced?: (incidentId: string) => void;
+
   constructor(
     private readonly db: Db,
     private readonly chat: ChatPort,
@@ -79,6 +82,7 @@ export class ThreadSync {
     }
     const desired = await this.desiredPosts(record, record.threadTs!);
     for (const d of desired) await this.reconcile(record, d);
+    this.onSynced?.(incidentId);
   }
 
   private async desiredPosts(r: IncidentRecord, threadTs: string): Promise<DesiredPost[]> {

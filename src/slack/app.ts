@@ -97,6 +97,11 @@ export function registerListeners(app: App, desk: IncidentDesk, log: Logger): vo
     });
   });
 
+  app.event('app_home_opened', async ({ event }) => {
+    if ((event as { tab?: string }).tab !== 'home') return;
+    await desk.onHomeOpened((event as { user: string }).user);
+  });
+
   app.command('/sre', async ({ command, ack, respond }) => {
     await ack();
     try {

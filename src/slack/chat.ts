@@ -70,6 +70,10 @@ export class SlackChat implements ChatPort {
     await this.client.chat.postEphemeral({ channel, user, text: m.text, ...(m.blocks ? { blocks: m.blocks as never } : {}), ...(threadTs ? { thread_ts: threadTs } : {}) });
   }
 
+  async publishHome(user: string, view: { type: 'home'; blocks: unknown[] }): Promise<void> {
+    await this.client.views.publish({ user_id: user, view: view as never });
+  }
+
   async userName(user: string): Promise<string | undefined> {
     if (this.names.has(user)) return this.names.get(user);
     try {

@@ -77,6 +77,6 @@ export interface BoardModel {
 }
 
 export interface StatusModel {
-  open: { incidentId: string; title: string; target?: string; phase: InvestigationPhase; openedAt: Date; permalink?: string; leading?: string }[];
+  open: { incidentId: string; title: string; target?: string; phase: InvestigationPhase; openedAt: Date; permalink?: string; leading?: string; pendingApprovals?: number }[];
   resolvedRecently: number;
 }
