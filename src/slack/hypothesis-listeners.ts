@@ -35,41 +35,31 @@ export function registerHypothesisListeners(app: App, desk: IncidentDesk, log: L
     await ack();
     await desk.onHypothesisControl({ hypothesisId: idOf(body as ButtonBody), userId: (body as ButtonBody).user.id, action: 'pin' });
   });
-  app.action(HYPOTHESIS_ACTIONS.refute, async ({ ack, body, client }) => {
-    await ack();
-    const b = body as ButtonBody;
-    await client.views.open({
-      trigger_id: b.trigger_id!,
-      view: {
-        type: 'modal',
-        callback_id: REFUTE_VIEW,
-        private_metadata: idOf(b),
-        title: { type: 'plain_text', text: 'Refute hypothesis' },
-        submit: { type: 'plain_text', text: 'Refute' },
-        close: { type: 'plain_text', text: 'Cancel' },
-        blocks: [textInput('reason', 'Why is it wrong?', { multiline: true, placeholder: 'e.g. the DB was healthy: p99 3 ms, 41/200 connections' })] as never,
-      },
+  /** Open a dialog for a button: ack first, then views.open at once (trigger_id lives 3 s). */
+  const dialog = (actionId: string, callbackId: string, title: string, submit: string, blocks: unknown[]) =>
+    app.action(actionId, async ({ ack, body, client }) => {
+      await ack();
+      const b = body as ButtonBody;
+      await client.views.open({
+        trigger_id: b.trigger_id!,
+        view: {
+          type: 'modal',
+          callback_id: callbackId,
+          private_metadata: idOf(b),
+          title: { type: 'plain_text', text: title },
+          submit: { type: 'plain_text', text: submit },
+          close: { type: 'plain_text', text: 'Cancel' },
+          blocks: blocks as never,
+        },
+      });
     });
-  });
-  app.action(HYPOTHESIS_ACTIONS.evidence, async ({ ack, body, client }) => {
-    await ack();
-    const b = body as ButtonBody;
-    await client.views.open({
-      trigger_id: b.trigger_id!,
-      view: {
-        type: 'modal',
-        callback_id: EVIDENCE_VIEW,
-        private_metadata: idOf(b),
-        title: { type: 'plain_text', text: 'Add evidence' },
-        submit: { type: 'plain_text', text: 'Add' },
-        close: { type: 'plain_text', text: 'Cancel' },
-        blocks: [
-          textInput('link', 'Link (dashboard, log query, trace)', { optional: true, placeholder: 'https://…' }),
-          textInput('note', 'Note', { multiline: true, optional: true }),
-        ] as never,
-      },
-    });
-  });
+  dialog(HYPOTHESIS_ACTIONS.refute, REFUTE_VIEW, 'Refute hypothesis', 'Refute', [
+    textInput('reason', 'Why is it wrong?', { multiline: true, placeholder: 'e.g. the DB was healthy: p99 3 ms, 41/200 connections' }),
+  ]);
+  dialog(HYPOTHESIS_ACTIONS.evidence, EVIDENCE_VIEW, 'Add evidence', 'Add', [
+    textInput('link', 'Link (dashboard, log query, trace)', { optional: true, placeholder: 'https://…' }),
+    textInput('note', 'Note', { multiline: true, optional: true }),
+  ]);
 
   app.view(REFUTE_VIEW, async ({ ack, view, body }) => {
     const reason = view.state.values['reason']?.['reason']?.value?.trim();
