@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { AppsV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { createProvider } from '../agent/providers/index.js';
+import { modelSettings } from '../config/index.js';
 import { renderBlocksAsText } from '../slack/blocks/text.js';
 import { blockActionsPayload } from '../../test/fakes/slack/index.js';
 import { ALERT_CHANNEL, startWorld } from '../../test/support/world.js';
@@ -40,14 +41,8 @@ async function main(): Promise<void> {
   // The example write policy: production scale-ups need one approval from the on-call group (S0SREONCALL,
   // whose only member in the demo workspace is U0VIGILSRE).
   // A real model when a key is set (base URLs and model names honoured, e.g. a gateway or a self-hosted model).
-  const env = process.env;
-  const which = env['VIGIL_MODEL_PROVIDER'] ?? (env['ANTHROPIC_API_KEY'] ? 'anthropic' : env['OPENAI_API_KEY'] ? 'openai' : undefined);
-  const modelProvider =
-    which === 'anthropic' && env['ANTHROPIC_API_KEY']
-      ? createProvider({ provider: 'anthropic', apiKey: env['ANTHROPIC_API_KEY'], baseURL: env['ANTHROPIC_BASE_URL'] || undefined, model: env['ANTHROPIC_MODEL'] || undefined })
-      : which === 'openai' && env['OPENAI_API_KEY']
-        ? createProvider({ provider: 'openai', apiKey: env['OPENAI_API_KEY'], baseURL: env['OPENAI_BASE_URL'] || undefined, model: env['OPENAI_MODEL'] || undefined })
-        : undefined;
+  const settings = modelSettings(process.env);
+  const modelProvider = settings ? createProvider(settings) : undefined;
   const world = await startWorld({
     scenarioDir: values.scenario!,
     noise: !values['no-noise'],

@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Writable } from 'node:stream';
 import { createProvider } from '../agent/providers/index.js';
+import { modelSettings } from '../config/index.js';
 import type { ModelProvider } from '../agent/types.js';
 import { storedDiagnosis } from '../eval/diagnosis.js';
 import { readContext } from '../incidents/context.js';
@@ -57,16 +58,8 @@ interface ScenarioReport {
   error?: string;
 }
 
-function modelFromEnv(): ModelProvider | undefined {
-  const env = process.env;
-  const which = env['VIGIL_MODEL_PROVIDER'] ?? (env['ANTHROPIC_API_KEY'] ? 'anthropic' : env['OPENAI_API_KEY'] ? 'openai' : undefined);
-  if (which === 'anthropic' && env['ANTHROPIC_API_KEY'])
-    return createProvider({ provider: 'anthropic', apiKey: env['ANTHROPIC_API_KEY'], baseURL: env['ANTHROPIC_BASE_URL'] || undefined, model: env['ANTHROPIC_MODEL'] || undefined });
-  if (which === 'openai' && env['OPENAI_API_KEY'])
-    return createProvider({ provider: 'openai', apiKey: env['OPENAI_API_KEY'], baseURL: env['OPENAI_BASE_URL'] || undefined, model: env['OPENAI_MODEL'] || undefined });
-  return undefined;
-}
-const modelProvider = values.model ? modelFromEnv() : undefined;
+const settings = values.model ? modelSettings(process.env) : undefined;
+const modelProvider: ModelProvider | undefined = settings ? createProvider(settings) : undefined;
 if (values.model && !modelProvider) {
   console.error('eval: --model needs ANTHROPIC_API_KEY or OPENAI_API_KEY (and optionally *_BASE_URL / *_MODEL); nothing was run.');
   process.exit(2);

@@ -118,8 +118,14 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   };
 }
 
-/** Anthropic by default; OpenAI (or any OpenAI-compatible endpoint) when chosen or when only its key is set. */
-function modelSettings(e: Env): Config['model'] {
+type ModelEnv = Partial<Record<'VIGIL_MODEL_PROVIDER' | 'ANTHROPIC_API_KEY' | 'ANTHROPIC_BASE_URL' | 'ANTHROPIC_MODEL' | 'OPENAI_API_KEY' | 'OPENAI_BASE_URL' | 'OPENAI_MODEL', string>>;
+
+/**
+ * Anthropic by default; OpenAI (or any OpenAI-compatible endpoint) when chosen or when only its key is
+ * set. Also used on the raw environment by `npm run demo` and `npm run eval`, which need no Slack settings.
+ */
+export function modelSettings(env: ModelEnv): Config['model'] {
+  const e = Object.fromEntries(Object.entries(env).filter(([, v]) => v)) as ModelEnv;
   const provider = e.VIGIL_MODEL_PROVIDER ?? (e.ANTHROPIC_API_KEY ? 'anthropic' : e.OPENAI_API_KEY ? 'openai' : undefined);
   if (provider === 'anthropic' && e.ANTHROPIC_API_KEY) return { provider, apiKey: e.ANTHROPIC_API_KEY, baseURL: e.ANTHROPIC_BASE_URL, model: e.ANTHROPIC_MODEL };
   if (provider === 'openai' && e.OPENAI_API_KEY) return { provider, apiKey: e.OPENAI_API_KEY, baseURL: e.OPENAI_BASE_URL, model: e.OPENAI_MODEL };

@@ -192,7 +192,7 @@ export class IncidentDesk {
   }
 
   private async handleCommand(cmd: SreCommand): Promise<ChatMessage> {
-    const [sub = '', ...rest] = cmd.text.trim().split(/\s+/);
+    const [sub = ''] = cmd.text.trim().split(/\s+/);
     const args = cmd.text.trim().slice(sub.length).trim();
     switch (sub.toLowerCase()) {
       case '':
@@ -209,7 +209,6 @@ export class IncidentDesk {
         if (!this.deps.approvals) return { text: 'Vigil runs read-only here (no write policy is configured): there is nothing to stop or resume.' };
         return runStopCommand(this.deps.approvals, { verb: sub.toLowerCase() as 'stop' | 'resume', args, userId: cmd.userId, channelId: cmd.channelId });
       default:
-        void rest;
         return renderHelp({ error: `Unknown subcommand \`${sub.slice(0, 40)}\`.` });
     }
   }

@@ -92,6 +92,9 @@ export class ThreadSync {
     const escalation = escalationModel(r);
     if (escalation) posts.push({ purpose: 'escalation', threadTs, message: renderEscalation(escalation), editable: true });
 
+    // Notes are written once: those already in Slack need no content (and no permalink lookup) again.
+    const posted = new Set(r.posts.filter((p) => p.ts).map((p) => p.purpose));
+    let permalink: Promise<string | undefined> | undefined;
     let firing = 0;
     let noted = r.alerts[0]?.receivedAt.getTime() ?? 0;
     for (const [i, a] of r.alerts.entries()) {
@@ -101,15 +104,14 @@ export class ThreadSync {
       const quiet = a.receivedAt.getTime() - noted >= REPEAT_NOTE_QUIET_MS || i === 1;
       if (a.status === 'firing' && !quiet) continue;
       noted = a.receivedAt.getTime();
-      if (a.status === 'resolved') {
-        posts.push({ purpose: `alert:${a.id}`, threadTs, message: renderResolvedNote({ at: a.receivedAt, by: 'alert' }), editable: false });
-      } else {
-        posts.push({ purpose: `alert:${a.id}`, threadTs, message: renderRepeatNote({ count: firing, at: a.receivedAt, link: undefined }), editable: false });
+      if (!posted.has(`alert:${a.id}`)) {
+        const message = a.status === 'resolved' ? renderResolvedNote({ at: a.receivedAt, by: 'alert' }) : renderRepeatNote({ count: firing, at: a.receivedAt, link: undefined });
+        posts.push({ purpose: `alert:${a.id}`, threadTs, message, editable: false });
       }
       // A repeat that Slack shows as its own top-level post gets a pointer to the incident thread.
-      if (a.messageTs && a.messageTs !== threadTs && a.channelId === r.channelId) {
-        const permalink = await this.chat.permalink(r.channelId, threadTs);
-        posts.push({ purpose: `tracked:${a.id}`, threadTs: a.messageTs, message: renderAlreadyTrackedNote({ permalink: permalink ?? '' }), editable: false });
+      if (a.messageTs && a.messageTs !== threadTs && a.channelId === r.channelId && !posted.has(`tracked:${a.id}`)) {
+        permalink ??= this.chat.permalink(r.channelId, threadTs);
+        posts.push({ purpose: `tracked:${a.id}`, threadTs: a.messageTs, message: renderAlreadyTrackedNote({ permalink: (await permalink) ?? '' }), editable: false });
       }
     }
     return posts;

@@ -26,12 +26,15 @@ export async function loadIncidentRecord(db: Db, incidentId: string) {
 
 export type IncidentRecord = Awaited<ReturnType<typeof loadIncidentRecord>>;
 
+/** Triage has produced its findings (the model step, if any, may still be running). */
+const triaged = (step: string) => step === 'triaged' || step === 'deepened' || step === 'reported';
+
 export function phaseOf(r: IncidentRecord): InvestigationPhase {
   if (r.status === 'resolved') return 'resolved';
   const inv = r.investigations[0];
   if (!inv) return 'investigating';
   if (inv.state === 'failed') return 'failed';
-  if (inv.step === 'triaged' || inv.step === 'reported') {
+  if (triaged(inv.step)) {
     const supported = inv.hypotheses.some((h) => h.status === 'supported');
     return supported ? 'triaged' : 'needs_human';
   }
@@ -67,7 +70,7 @@ export function incidentCard(r: IncidentRecord): IncidentCardModel {
 
 export function boardModel(r: IncidentRecord): BoardModel | undefined {
   const inv = r.investigations[0];
-  if (!inv || inv.hypotheses.length === 0 && !(inv.step === 'triaged' || inv.step === 'reported')) return undefined;
+  if (!inv || (inv.hypotheses.length === 0 && !triaged(inv.step))) return undefined;
   const ctx = readContext(inv.context);
   const hypotheses: BoardHypothesis[] = [...inv.hypotheses]
     .sort((a, b) => STATUS_ORDER[a.status as HypothesisStatus] - STATUS_ORDER[b.status as HypothesisStatus] || b.confidence - a.confidence || a.ordinal - b.ordinal)

@@ -77,6 +77,9 @@ describe('demo scenario end to end: alert post → first card', () => {
     expect(board).toContain('kubectl scale deployment/checkout -n shop --replicas=3');
     // Read-only: the reader made no write to the cluster.
     expect(world.kube.requests.filter((r) => r.method !== 'GET')).toEqual([]);
+    // The namespace is read once: Endpoints come from one list, not a GET per Service.
+    expect(world.kube.requests.filter((r) => /\/namespaces\/shop\/endpoints$/.test(r.path))).toHaveLength(1);
+    expect(world.kube.requests.filter((r) => /\/namespaces\/shop\/endpoints\/./.test(r.path))).toEqual([]);
   });
 
   it('renders the board with the ruled-out and unrelated hypotheses visible', () => {

@@ -108,16 +108,13 @@ export class KubeReader {
     return this.call(`list replicasets in ${namespace}`, () => this.apps.listNamespacedReplicaSet({ namespace, labelSelector, limit: 200 }));
   }
   listPods(namespace: string, labelSelector?: string) {
-    return this.call(`list pods in ${namespace}`, () => this.core.listNamespacedPod({ namespace, labelSelector, limit: 500 }));
+    return this.call(`list pods in ${namespace}`, () => this.core.listNamespacedPod({ namespace, labelSelector, limit: 2000 }));
   }
   listAllPods() {
     return this.call('list pods (all namespaces)', () => this.core.listPodForAllNamespaces({ limit: 2000 }));
   }
   listServices(namespace: string) {
     return this.call(`list services in ${namespace}`, () => this.core.listNamespacedService({ namespace, limit: 500 }));
-  }
-  readEndpoints(namespace: string, name: string) {
-    return this.optional(`get endpoints ${namespace}/${name}`, () => this.core.readNamespacedEndpoints({ namespace, name }));
   }
   listEvents(namespace: string) {
     return this.call(`list events in ${namespace}`, () => this.core.listNamespacedEvent({ namespace, limit: 500 }));

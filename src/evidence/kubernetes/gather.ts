@@ -3,7 +3,7 @@ import type { Alert } from '../../alerts/types.js';
 import type { KubeReader } from './client.js';
 import { KubeReadError } from './client.js';
 import { decodeHelmHistory, type HelmRevision } from './helm.js';
-import { readRelated, type RelatedObject } from './related.js';
+import { readConfigRefs, relatedFromListed, type RelatedObject } from './related.js';
 import { emptySurroundings, readSurroundings, type KubeSurroundings } from './surroundings.js';
 import { resolveTarget, type WorkloadRef } from './target.js';
 
@@ -97,23 +97,22 @@ export async function gatherKubeEvidence(reader: KubeReader, alert: Alert, onset
   if (!ev.workload) return ev;
 
   const podLabels = ev.workload.spec?.template?.metadata?.labels;
-  const selector = selectorString(ev.workload.spec?.selector?.matchLabels);
-  const [rs, pods, services, events, deployments] = await Promise.all([
+  const matchLabels = ev.workload.spec?.selector?.matchLabels;
+  const ownsPod = (p: V1Pod) => selects(matchLabels, p.metadata?.labels);
+  const selector = selectorString(matchLabels);
+  // The namespace is listed once (surroundings): the workload's pods, Services and Endpoints are derived from it.
+  const [rs, events, deployments, surroundings] = await Promise.all([
     t.kind === 'Deployment' ? attempt(() => reader.listReplicaSets(t.namespace, selector)) : Promise.resolve(undefined),
-    attempt(() => reader.listPods(t.namespace, selector)),
-    attempt(() => reader.listServices(t.namespace)),
     attempt(() => reader.listEvents(t.namespace)),
     attempt(() => reader.listDeployments(t.namespace)),
+    readSurroundings(reader, t.namespace, { name: t.name, ownsPod }, attempt),
   ]);
+  Object.assign(ev, surroundings);
   const uid = ev.workload.metadata?.uid;
   ev.replicaSets = (rs?.items ?? []).filter((r) => !uid || (r.metadata?.ownerReferences ?? []).some((o) => o.uid === uid));
-  ev.pods = pods?.items ?? [];
+  ev.pods = ev.namespacePods.filter(ownsPod);
   ev.events = events?.items ?? [];
-
-  for (const service of (services?.items ?? []).filter((s) => selects(s.spec?.selector, podLabels))) {
-    const endpoints = await attempt(() => reader.readEndpoints(t.namespace, service.metadata!.name!));
-    ev.services.push({ service, endpoints });
-  }
+  ev.services = ev.namespaceServices.filter(({ service }) => selects(service.spec?.selector, podLabels));
 
   // Who calls the target: workloads whose env mentions one of its services' DNS names.
   const hosts = ev.services.flatMap(({ service }) => {
@@ -131,10 +130,12 @@ export async function gatherKubeEvidence(reader: KubeReader, alert: Alert, onset
     }
   }
 
-  Object.assign(ev, await readSurroundings(reader, t.namespace, { name: t.name, pods: ev.pods }, attempt));
-  ev.related = await readRelated(reader, t.namespace, { kind: t.kind, name: t.name, podSpec: ev.workload.spec?.template?.spec }, (what, err) =>
-    ev.gaps.push(err instanceof Error ? `${what}: ${err.message.split('\n')[0]}` : what),
-  );
+  ev.related = [
+    ...(await readConfigRefs(reader, t.namespace, ev.workload.spec?.template?.spec, (what, err) =>
+      ev.gaps.push(err instanceof Error ? `${what}: ${err.message.split('\n')[0]}` : what),
+    )),
+    ...relatedFromListed(t.namespace, ev.networkPolicies, ev.hpas),
+  ];
 
   const release = ev.workload.metadata?.annotations?.['meta.helm.sh/release-name'];
   if (release) {

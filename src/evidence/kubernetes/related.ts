@@ -1,5 +1,5 @@
 import * as k8s from '@kubernetes/client-node';
-import type { V1ManagedFieldsEntry, V1PodSpec } from '@kubernetes/client-node';
+import type { V1ManagedFieldsEntry, V1NetworkPolicy, V1ObjectMeta, V1PodSpec, V2HorizontalPodAutoscaler } from '@kubernetes/client-node';
 import type { KubeReader } from './client.js';
 
 /**
@@ -54,14 +54,15 @@ function notFound(err: unknown): boolean {
   return err instanceof k8s.ApiException && err.code === 404;
 }
 
-export async function readRelated(
+/** The ConfigMaps and Secrets the pod spec reads (metadata and key names only). */
+export async function readConfigRefs(
   reader: KubeReader,
   namespace: string,
-  workload: { kind: string; name: string; podSpec?: V1PodSpec },
+  podSpec: V1PodSpec | undefined,
   onGap: (what: string, err: unknown) => void,
 ): Promise<RelatedObject[]> {
   const out: RelatedObject[] = [];
-  for (const ref of configRefs(workload.podSpec)) {
+  for (const ref of configRefs(podSpec)) {
     try {
       const obj =
         ref.kind === 'ConfigMap'
@@ -81,22 +82,17 @@ export async function readRelated(
       else onGap(`get ${ref.kind.toLowerCase()} ${namespace}/${ref.name}`, err);
     }
   }
-  try {
-    const net = reader.kc.makeApiClient(k8s.NetworkingV1Api);
-    for (const p of (await net.listNamespacedNetworkPolicy({ namespace, limit: 200 })).items) {
-      out.push({ kind: 'NetworkPolicy', namespace, name: p.metadata!.name!, createdAt: p.metadata?.creationTimestamp ? new Date(p.metadata.creationTimestamp) : undefined, managedFields: p.metadata?.managedFields });
-    }
-  } catch (err) {
-    onGap(`list networkpolicies in ${namespace}`, err);
-  }
-  try {
-    const as = reader.kc.makeApiClient(k8s.AutoscalingV2Api);
-    for (const h of (await as.listNamespacedHorizontalPodAutoscaler({ namespace, limit: 200 })).items) {
-      if (h.spec?.scaleTargetRef?.name !== workload.name) continue;
-      out.push({ kind: 'HorizontalPodAutoscaler', namespace, name: h.metadata!.name!, createdAt: h.metadata?.creationTimestamp ? new Date(h.metadata.creationTimestamp) : undefined, managedFields: h.metadata?.managedFields });
-    }
-  } catch (err) {
-    onGap(`list horizontalpodautoscalers in ${namespace}`, err);
-  }
   return out;
+}
+
+/** The namespace's NetworkPolicies and the target's HPAs, already listed with the surroundings, as related objects. */
+export function relatedFromListed(namespace: string, policies: V1NetworkPolicy[], hpas: V2HorizontalPodAutoscaler[]): RelatedObject[] {
+  const meta = (kind: RelatedObject['kind'], m: V1ObjectMeta | undefined): RelatedObject => ({
+    kind,
+    namespace,
+    name: m?.name ?? '?',
+    createdAt: m?.creationTimestamp ? new Date(m.creationTimestamp) : undefined,
+    managedFields: m?.managedFields,
+  });
+  return [...policies.map((p) => meta('NetworkPolicy', p.metadata)), ...hpas.map((h) => meta('HorizontalPodAutoscaler', h.metadata))];
 }

@@ -103,16 +103,18 @@ export function parseCertificate(pem: string): Omit<TlsCertificate, 'secret' | '
 export async function readSurroundings(
   reader: KubeReader,
   namespace: string,
-  workload: { name: string; pods: V1Pod[] },
+  workload: { name: string; ownsPod: (p: V1Pod) => boolean },
   attempt: <T>(fn: () => Promise<T>) => Promise<T | undefined>,
 ): Promise<KubeSurroundings> {
   const s = emptySurroundings();
   const net = reader.kc.makeApiClient(k8s.NetworkingV1Api);
   const as = reader.kc.makeApiClient(k8s.AutoscalingV2Api);
   const storage = reader.kc.makeApiClient(k8s.StorageV1Api);
-  const [pods, services, nodes, pvcs, classes, hpas, policies, ingresses, tlsSecrets] = await Promise.all([
+  const [pods, services, endpoints, nodes, pvcs, classes, hpas, policies, ingresses, tlsSecrets] = await Promise.all([
     attempt(() => reader.listPods(namespace)),
     attempt(() => reader.listServices(namespace)),
+    // One list of the namespace's Endpoints, joined to Services by name (not a GET per Service).
+    attempt(() => reader.core.listNamespacedEndpoints({ namespace, limit: 500 })),
     attempt(() => reader.core.listNode({ limit: 500 })),
     attempt(() => reader.core.listNamespacedPersistentVolumeClaim({ namespace, limit: 200 })),
     attempt(() => storage.listStorageClass({ limit: 100 })),
@@ -129,10 +131,8 @@ export async function readSurroundings(
   s.networkPolicies = policies?.items ?? [];
   s.ingresses = ingresses?.items ?? [];
 
-  for (const service of (services?.items ?? []).slice(0, 50)) {
-    const endpoints = await attempt(() => reader.readEndpoints(namespace, service.metadata!.name!));
-    s.namespaceServices.push({ service, endpoints });
-  }
+  const endpointsByName = new Map((endpoints?.items ?? []).map((e) => [e.metadata?.name ?? '', e]));
+  s.namespaceServices = (services?.items ?? []).map((service) => ({ service, endpoints: endpointsByName.get(service.metadata?.name ?? '') }));
 
   for (const secret of tlsSecrets?.items ?? []) {
     const crt = secret.data?.['tls.crt'];
@@ -143,7 +143,7 @@ export async function readSurroundings(
     s.certificates.push({ secret: name, namespace, usedBy, ...parsed });
   }
 
-  for (const c of failingContainers(workload.pods)) {
+  for (const c of failingContainers(s.namespacePods.filter(workload.ownsPod))) {
     const text = await attempt(() =>
       reader.core.readNamespacedPodLog({ namespace, name: c.pod, container: c.container, previous: c.previous, tailLines: TAIL_LINES, timestamps: true }),
     );
