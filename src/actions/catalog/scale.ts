@@ -1,6 +1,7 @@
 /**
  * `scale`: set a Deployment's or StatefulSet's replicas through the scale subresource, as
- * `kubectl scale` does (RBAC `deployments/scale`). Rollback: scale back to the replicas it had.
+ * `kubectl scale` does (RBAC `deployments/scale`), only if the object is still the one planned (its
+ * resourceVersion). Rollback: scale back to the replicas it had.
  */
 import { z } from 'zod';
 import { defineAction } from '../define.js';
@@ -38,6 +39,7 @@ export const scale = defineAction({
     else if (current === p.replicas) checks.push({ name: 'current state is as expected', status: 'fail', detail: `replicas is already ${current}: nothing to change` });
     else checks.push({ name: 'current state is as expected', status: 'pass', detail: `replicas is ${current}${typeof seen === 'number' ? ', as in the diagnosis' : ''}` });
 
+    const rv = before.metadata?.resourceVersion;
     const after = structuredClone(before);
     after.spec = { ...after.spec, replicas: p.replicas };
     const within = windowOf(ctx);
@@ -47,7 +49,20 @@ export const scale = defineAction({
       title: `${title} (from ${current})`,
       before,
       after,
-      writes: [{ op: 'patch', target, subresource: 'scale', patchType: 'merge', body: { spec: { replicas: p.replicas } }, purpose: `set replicas ${current} → ${p.replicas}` }],
+      writes: [
+        {
+          op: 'patch',
+          target,
+          subresource: 'scale',
+          patchType: 'merge',
+          // Optimistic concurrency, as `kubectl scale --resource-version` does: the Scale carries its parent's
+          // resourceVersion, so the API answers 409 Conflict if anything changed since this read (a status update
+          // too; execution re-plans right before writing, so that window is short). A JSON-patch `test` on
+          // /spec/replicas cannot work here: autoscaling/v1 omits `replicas: 0` from the Scale.
+          body: { ...(rv ? { metadata: { resourceVersion: rv } } : {}), spec: { replicas: p.replicas } },
+          purpose: `set replicas ${current} → ${p.replicas}`,
+        },
+      ],
       checks,
       successCriteria:
         p.replicas > 0

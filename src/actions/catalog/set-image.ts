@@ -8,6 +8,7 @@ import { defineAction } from '../define.js';
 import { toObjectRef, windowOf } from '../plan.js';
 import type { ActionDraft, PreCheck } from '../types.js';
 import { containersOf, desiredReplicas, kubectlTarget, ref, resourceOf } from '../workload.js';
+import { unchangedSpecTests } from '../preconditions.js';
 
 export const setImage = defineAction({
   name: 'set_image',
@@ -57,6 +58,8 @@ export const setImage = defineAction({
           target,
           patchType: 'json',
           body: [
+            // Same object and spec as planned; any change when it had no annotations (ours would replace the map).
+            ...unchangedSpecTests(before),
             { op: 'test', path: `${path}/name`, value: p.container },
             ...(current !== undefined ? [{ op: 'test', path: `${path}/image`, value: current }] : []),
             { op: 'replace', path: `${path}/image`, value: p.image },

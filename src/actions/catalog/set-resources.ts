@@ -8,6 +8,7 @@ import { defineAction } from '../define.js';
 import { toObjectRef, windowOf } from '../plan.js';
 import type { ActionDraft, PreCheck } from '../types.js';
 import { containersOf, desiredReplicas, kubectlTarget, ref, resourceOf } from '../workload.js';
+import { unchangedSpecTests } from '../preconditions.js';
 
 const quantity = z.string().regex(/^\d+(\.\d+)?([eE][+-]?\d+|[munkMGTPE]|[KMGTPE]i)?$/, 'a Kubernetes quantity such as 250m, 512Mi or 2');
 const resources = z.partialRecord(z.enum(['cpu', 'memory', 'ephemeral-storage']), quantity);
@@ -89,6 +90,8 @@ export const setResources = defineAction({
           target,
           patchType: 'json',
           body: [
+            // Same object and spec as planned; any change when it had no annotations (ours would replace the map).
+            ...unchangedSpecTests(before),
             { op: 'test', path: `${path}/name`, value: p.container },
             // The values being replaced must still be the planned ones (a test per key; key order does not matter).
             ...(['requests', 'limits'] as const).flatMap((kind) =>

@@ -1,10 +1,12 @@
 /**
  * `suspend_cronjob`: stop a CronJob from starting new Jobs (`spec.suspend: true`); running Jobs are
- * not touched. With `suspend: false` it resumes, which is also the rollback.
+ * not touched. With `suspend: false` it resumes, which is also the rollback. Only if the CronJob is
+ * still as planned (JSON-patch `test` ops).
  */
 import { z } from 'zod';
 import { defineAction } from '../define.js';
 import { toObjectRef, windowOf } from '../plan.js';
+import { unchangedSpecTests } from '../preconditions.js';
 import type { ActionDraft, PreCheck } from '../types.js';
 import { kubectlTarget, ref } from '../workload.js';
 
@@ -41,7 +43,22 @@ export const suspendCronJob = defineAction({
       ...base,
       before,
       after,
-      writes: [{ op: 'patch', target, patchType: 'merge', body: { spec: { suspend: p.suspend } }, purpose: `spec.suspend ${suspended} → ${p.suspend}` }],
+      writes: [
+        {
+          op: 'patch',
+          target,
+          patchType: 'json',
+          // Refused (422) if the CronJob was edited since the plan (preconditions.ts); not when a Job merely
+          // started or finished: that changes the status (and resourceVersion) on every scheduled run.
+          body: [
+            ...unchangedSpecTests(before),
+            ...(before.spec?.['suspend'] !== undefined ? [{ op: 'test', path: '/spec/suspend', value: before.spec['suspend'] }] : []),
+            { op: 'add', path: '/spec/suspend', value: p.suspend },
+          ],
+          hasAnnotations: before.metadata?.annotations !== undefined,
+          purpose: `spec.suspend ${suspended} → ${p.suspend}`,
+        },
+      ],
       checks,
       successCriteria: [{ kind: 'cronjob_suspended', target, suspend: p.suspend, withinSeconds: Math.min(within, 60), description: `spec.suspend is ${p.suspend}` }],
       rollback: {

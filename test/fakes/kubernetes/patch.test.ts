@@ -19,8 +19,21 @@ describe('patch formats', () => {
     ]);
     expect(out).toEqual({ spec: { replicas: 3, list: ['b'], moved: 3 } });
     expect(doc.spec.replicas).toBe(1);
-    expect(() => jsonPatch(doc, [{ op: 'test', path: '/spec/replicas', value: 2 }])).toThrow(KubeError);
+    expect(() => jsonPatch(doc, [{ op: 'test', path: '/spec/replicas', value: 2 }])).toThrow('testing value /spec/replicas failed');
     expect(() => jsonPatch(doc, [{ op: 'remove', path: '/spec/nope' }])).toThrow(/missing path/);
+    // Both answer 422 with kube-apiserver's generic message; the detail above is not sent.
+    for (const ops of [[{ op: 'test', path: '/spec/replicas', value: 2 }], [{ op: 'remove', path: '/spec/nope' }]]) {
+      const err = (() => {
+        try {
+          jsonPatch(doc, ops);
+        } catch (e) {
+          return e as KubeError;
+        }
+      })();
+      expect(err?.status).toMatchObject({ code: 422, reason: 'Invalid', message: 'the server rejected our request due to an error in our request' });
+    }
+    // `test` compares JSON values, map keys in any order.
+    expect(jsonPatch({ a: { x: 1, y: [1, { z: 2 }] } }, [{ op: 'test', path: '/a', value: { y: [1, { z: 2 }], x: 1 } }])).toEqual({ a: { x: 1, y: [1, { z: 2 }] } });
   });
 
   it('chooses by content type and refuses apply patches with 415', () => {

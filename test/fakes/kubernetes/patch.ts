@@ -3,7 +3,7 @@
  * strategic merge patch (treated here as a merge patch whose lists replace, which is what it does for
  * every list without a patch-merge key).
  */
-import { badRequest, unsupportedMediaType } from './status.js';
+import { badRequest, patchNotApplied, unsupportedMediaType } from './status.js';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
@@ -34,7 +34,7 @@ export function mergePatch(target: unknown, patch: unknown): unknown {
 
 function decodePointer(pointer: string): string[] {
   if (pointer === '') return [];
-  if (!pointer.startsWith('/')) throw badRequest(`the server rejected our request due to an error in our request: invalid JSON pointer "${pointer}"`);
+  if (!pointer.startsWith('/')) throw patchNotApplied(`invalid JSON pointer "${pointer}"`);
   return pointer
     .slice(1)
     .split('/')
@@ -47,9 +47,9 @@ function parentOf(doc: unknown, path: string[], op: string): { parent: Record<st
     if (Array.isArray(cur)) cur = cur[Number(part)];
     else if (isObject(cur)) cur = cur[part];
     else cur = undefined;
-    if (cur === undefined) throw badRequest(`${op} operation does not apply: doc is missing path: /${path.join('/')}`);
+    if (cur === undefined) throw patchNotApplied(`${op} operation does not apply: doc is missing path: /${path.join('/')}`);
   }
-  if (!Array.isArray(cur) && !isObject(cur)) throw badRequest(`${op} operation does not apply: doc is missing path: /${path.join('/')}`);
+  if (!Array.isArray(cur) && !isObject(cur)) throw patchNotApplied(`${op} operation does not apply: doc is missing path: /${path.join('/')}`);
   return { parent: cur, key: path[path.length - 1]! };
 }
 
@@ -63,6 +63,16 @@ function getAt(doc: unknown, path: string[]): unknown {
   return cur;
 }
 
+/** JSON equality, map keys in any order (what `test` compares). */
+function sameJson(a: unknown, b: unknown): boolean {
+  if (Array.isArray(a) || Array.isArray(b)) return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((v, i) => sameJson(v, b[i]));
+  if (isObject(a) && isObject(b)) {
+    const keys = Object.keys(a);
+    return keys.length === Object.keys(b).length && keys.every((k) => Object.hasOwn(b, k) && sameJson(a[k], b[k]));
+  }
+  return a === b;
+}
+
 interface Operation {
   op: string;
   path: string;
@@ -70,7 +80,10 @@ interface Operation {
   value?: unknown;
 }
 
-/** RFC 6902 on a copy of `doc`. Errors read like the API server's 422/400 for bad patches. */
+/**
+ * RFC 6902 on a copy of `doc`. Like kube-apiserver: a body that is not a list of operations is 400; an
+ * operation that does not apply (a failed `test`, a missing path) is 422 Invalid with a generic message.
+ */
 export function jsonPatch(doc: unknown, ops: unknown): unknown {
   if (!Array.isArray(ops)) throw badRequest('json: cannot unmarshal object into Go value of type jsonpatch.Patch');
   let out = clone(doc);
@@ -88,7 +101,7 @@ export function jsonPatch(doc: unknown, ops: unknown): unknown {
     const remove = (p: string[]): unknown => {
       const { parent, key } = parentOf(out, p, raw.op);
       const existing = Array.isArray(parent) ? parent[Number(key)] : parent[key];
-      if (existing === undefined) throw badRequest(`${raw.op} operation does not apply: doc is missing path: ${raw.path}`);
+      if (existing === undefined) throw patchNotApplied(`${raw.op} operation does not apply: doc is missing path: ${raw.path}`);
       if (Array.isArray(parent)) parent.splice(Number(key), 1);
       else delete parent[key];
       return existing;
@@ -111,11 +124,11 @@ export function jsonPatch(doc: unknown, ops: unknown): unknown {
         add(getAt(out, decodePointer(raw.from ?? '')));
         break;
       case 'test':
-        if (JSON.stringify(getAt(out, path)) !== JSON.stringify(raw.value))
-          throw badRequest(`the server rejected our request due to an error in our request: testing value ${raw.path} failed`);
+        if (!sameJson(getAt(out, path), raw.value))
+          throw patchNotApplied(`testing value ${raw.path} failed: test failed`);
         break;
       default:
-        throw badRequest(`Unexpected kind: ${raw.op}`);
+        throw patchNotApplied(`Unexpected kind: ${raw.op}`);
     }
   }
   return out;

@@ -80,6 +80,8 @@ export interface FakeKube {
   setLatency(ms: number): void;
   /** The next request whose path matches answers `status` with a Status body. */
   failNext(pathRegex: RegExp, status: number): void;
+  /** Runs `act` (e.g. someone else's write) once, just before the first request that `match`es is handled. */
+  beforeNext(match: (r: RecordedRequest) => boolean, act: () => Promise<void>): void;
   /** The stored object now, or undefined. */
   getObject(apiVersion: string, kind: string, namespace: string | undefined, name: string): KubeObject | undefined;
   objects(): KubeObject[];
@@ -110,6 +112,7 @@ export async function startFakeKube(options: FakeKubeOptions): Promise<FakeKube>
   const now = options.now ?? (() => new Date());
   let latencyMs = options.latencyMs ?? 0;
   const failures: { regex: RegExp; status: number }[] = [];
+  const interlopers: { match: (r: RecordedRequest) => boolean; act: () => Promise<void> }[] = [];
   const audit: AuditEntry[] = [];
   const requests: RecordedRequest[] = [];
 
@@ -252,8 +255,11 @@ export async function startFakeKube(options: FakeKubeOptions): Promise<FakeKube>
     const body = Buffer.concat(chunks).toString('utf8');
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     const query = Object.fromEntries(url.searchParams.entries());
-    requests.push({ method: req.method ?? 'GET', path: url.pathname, query, headers: { ...req.headers }, ...(body ? { body } : {}) });
+    const recorded: RecordedRequest = { method: req.method ?? 'GET', path: url.pathname, query, headers: { ...req.headers }, ...(body ? { body } : {}) };
+    requests.push(recorded);
     if (latencyMs > 0) await new Promise((r) => setTimeout(r, latencyMs));
+    const interloper = interlopers.findIndex((i) => i.match(recorded));
+    if (interloper >= 0) await interlopers.splice(interloper, 1)[0]!.act();
 
     let status = 200;
     let ctx: Context | undefined;
@@ -328,6 +334,9 @@ export async function startFakeKube(options: FakeKubeOptions): Promise<FakeKube>
     },
     failNext(regex, status) {
       failures.push({ regex, status });
+    },
+    beforeNext(match, act) {
+      interlopers.push({ match, act });
     },
     getObject(apiVersion, kind, namespace, name) {
       const type = registry.byKind(splitApiVersion(apiVersion).group, kind);

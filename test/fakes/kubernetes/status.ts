@@ -14,10 +14,13 @@ export interface StatusBody {
   code: number;
 }
 
-/** Thrown inside the router and turned into a Status response. */
+/** Thrown inside the router and turned into a Status response; `detail` (never sent) is what the server knew but did not say. */
 export class KubeError extends Error {
-  constructor(readonly status: StatusBody) {
-    super(status.message);
+  constructor(
+    readonly status: StatusBody,
+    detail?: string,
+  ) {
+    super(detail ?? status.message);
   }
 }
 
@@ -110,6 +113,15 @@ export function invalid(kind: string, group: string, name: string, field: string
       causes: [{ reason: 'FieldValueInvalid', message, field }],
     }),
   );
+}
+
+/**
+ * A JSON patch that does not apply to the current object (a failed `test` op, a missing path). kube-apiserver
+ * answers with `NewGenericServerResponse(422, …)`, whose message is generic: the patch library's own words
+ * (`testing value /spec/replicas failed: test failed`) do not reach the client. They stay in `detail`.
+ */
+export function patchNotApplied(detail: string): KubeError {
+  return new KubeError(failure(422, 'Invalid', 'the server rejected our request due to an error in our request', {}), detail);
 }
 
 export function unsupportedMediaType(contentType: string): KubeError {

@@ -2,7 +2,9 @@
  * Writes on the fake cluster: create, replace, patch and delete of objects, their `status`
  * subresource, and the `scale` subresource of deployments, replica sets and stateful sets.
  * Every persisted (or dry-run) write records managedFields and bumps resourceVersion, and bumps
- * generation when the spec changed, as kube-apiserver does.
+ * generation when the spec changed, as kube-apiserver does. A write that names a resourceVersion (a PUT
+ * body, a merge or strategic patch setting `metadata.resourceVersion`, the Scale's) must name the stored
+ * one (409 Conflict); a JSON patch whose `test` fails is 422 (patch.ts).
  */
 import { changedPaths, recordUpdate, type ManagedFieldsEntry } from './managed-fields.js';
 import { applyPatch, clone } from './patch.js';
@@ -79,6 +81,16 @@ function commit(ctx: WriteContext, before: KubeObject | undefined, after: KubeOb
   return clone(after);
 }
 
+/**
+ * Optimistic concurrency, as kube-apiserver's storage does it: an update (a PUT, or the object a PATCH of
+ * any type produced) that names a resourceVersion other than the stored one is 409 Conflict; one that
+ * names none is unconditional. Dry runs are checked the same way.
+ */
+function checkResourceVersion(ctx: WriteContext, before: KubeObject, next: unknown): void {
+  const rv = getAt(next, ['metadata', 'resourceVersion']);
+  if (rv !== undefined && rv !== null && rv !== '' && rv !== before.metadata.resourceVersion) throw conflict(ctx.type.plural, ctx.type.group, ctx.name!);
+}
+
 function current(ctx: WriteContext): KubeObject {
   const obj = ctx.store.get(ctx.type, ctx.namespace, ctx.name!);
   if (!obj) throw notFound(ctx.type.plural, ctx.type.group, ctx.name!);
@@ -139,8 +151,8 @@ function writeScale(ctx: WriteContext, method: 'PATCH' | 'PUT'): KubeObject {
   const replicas = getAt(next, ['spec', 'replicas']);
   if (!Number.isInteger(replicas) || (replicas as number) < 0)
     throw invalid('Scale', 'autoscaling', ctx.name!, 'spec.replicas', `Invalid value: ${JSON.stringify(replicas)}: must be greater than or equal to 0`);
-  const rv = getAt(next, ['metadata', 'resourceVersion']);
-  if (method === 'PUT' && rv && rv !== before.metadata.resourceVersion) throw conflict(ctx.type.plural, ctx.type.group, ctx.name!);
+  // The Scale carries its parent's resourceVersion; a PUT or PATCH that sets it is a precondition on the parent.
+  checkResourceVersion(ctx, before, next);
   const after = clone(before);
   after['spec'] = { ...((after['spec'] as object) ?? {}), replicas };
   return toScale(commit(ctx, before, after, 'scale'));
@@ -173,8 +185,7 @@ export function replace(ctx: WriteContext): KubeObject {
   if (ctx.subresource && ctx.subresource !== 'status') throw pathNotFound();
   const before = current(ctx);
   const body = withDefaults(ctx, ctx.body as KubeObject);
-  const rv = body?.metadata?.resourceVersion;
-  if (rv && rv !== before.metadata.resourceVersion) throw conflict(ctx.type.plural, ctx.type.group, ctx.name!);
+  checkResourceVersion(ctx, before, body);
   return commit(ctx, before, confine(ctx.type, before, body, ctx.subresource), ctx.subresource);
 }
 
@@ -183,6 +194,7 @@ export function patch(ctx: WriteContext): KubeObject {
   if (ctx.subresource && ctx.subresource !== 'status') throw pathNotFound();
   const before = current(ctx);
   const next = applyPatch(before, ctx.contentType, ctx.body) as KubeObject;
+  checkResourceVersion(ctx, before, next);
   return commit(ctx, before, confine(ctx.type, before, next, ctx.subresource), ctx.subresource);
 }
 
