@@ -2,14 +2,23 @@
 //
 // What it can and cannot prove: any edit, deletion, reordering or insertion that does not rewrite every
 // later hash is found. Removing rows at the very end (truncation) and rewriting the whole chain are not
-// detectable from the table alone (there is no secret key); compare `head` with a value recorded
-// elsewhere to catch those.
+// detectable from the table alone (there is no secret key). Anchors (./anchor.ts), heads recorded
+// elsewhere, catch those up to the newest anchor: the anchored row must still exist with its hash.
+// Rows written after the newest anchor can still be cut or rewritten unseen; anchor often.
 import type { Db } from '../store/db.js';
+import type { AuditAnchor } from './anchor.js';
 import { auditHash, GENESIS_HASH } from './chain.js';
 
-export type AuditProblemKind = 'edited' | 'removed_before' | 'reordered' | 'broken_link';
+export type AuditProblemKind = 'edited' | 'removed_before' | 'reordered' | 'broken_link' | 'rewritten' | 'truncated';
 
-export type AuditProblem = { id: number; problem: AuditProblemKind; detail: string };
+/**
+ * `id` is the row the problem shows at (for anchor problems, the anchored row). `truncated`: rows
+ * `removed.from`–`removed.to` (inclusive, the anchored row last) are gone. `rewritten`: the anchored
+ * row no longer carries the anchored hash.
+ */
+export type AuditProblem =
+  | { id: number; problem: Exclude<AuditProblemKind, 'truncated'>; detail: string }
+  | { id: number; problem: 'truncated'; detail: string; removed: { from: number; to: number } };
 
 export type AuditVerification = {
   ok: boolean;
@@ -17,8 +26,9 @@ export type AuditVerification = {
   checked: number;
   /** Rows written before the chain and not sealed yet (no append since the migration). */
   unsealed: number;
-  /** Hash of the last row: record it elsewhere to detect truncation later. */
+  /** Hash of the last row: record it elsewhere (as an anchor) to detect truncation later. */
   head: string | null;
+  headId: number | null;
   problems: AuditProblem[];
 };
 
@@ -36,7 +46,8 @@ type Row = {
 
 const PAGE = 1000;
 
-export async function verifyAuditChain(db: Db): Promise<AuditVerification> {
+/** Checks the chain, and that every anchor's row is still there with the anchored hash. */
+export async function verifyAuditChain(db: Db, anchors: readonly AuditAnchor[] = []): Promise<AuditVerification> {
   const rows = await readAll(db);
   const problems: AuditProblem[] = [];
   const idOfHash = new Map<string, number>();
@@ -78,8 +89,68 @@ export async function verifyAuditChain(db: Db): Promise<AuditVerification> {
     }
     expected = r.hash;
   }
+  problems.push(...anchorProblems(rows, idOfHash, anchors));
   const last = chained.at(-1);
-  return { ok: problems.length === 0, checked: chained.length, unsealed: start, head: last?.hash ?? null, problems };
+  return { ok: problems.length === 0, checked: chained.length, unsealed: start, head: last?.hash ?? null, headId: last?.id ?? null, problems };
+}
+
+/** What became of each anchored row; `rows` in id order. Checked oldest anchor first. */
+function anchorProblems(rows: Row[], idOfHash: Map<string, number>, anchors: readonly AuditAnchor[]): AuditProblem[] {
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  const problems: AuditProblem[] = [];
+  const seen = new Set<string>();
+  let lastGood: number | undefined;
+  for (const a of [...anchors].sort((x, y) => x.rowId - y.rowId)) {
+    const key = `${a.rowId}:${a.hash}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    const row = byId.get(a.rowId);
+    const movedTo = idOfHash.get(a.hash);
+    if (row?.hash === a.hash) {
+      lastGood = a.rowId;
+      continue;
+    }
+    const since = lastGood === undefined ? '' : ` after row ${lastGood} (whose anchor still matches)`;
+    if (!row && movedTo !== undefined) {
+      problems.push({ id: a.rowId, problem: 'rewritten', detail: `the anchored row is gone but its hash is now on row ${movedTo}: rows were renumbered${since}` });
+    } else if (!row) {
+      const before = lastRowBefore(rows, a.rowId);
+      const after = rows.find((r) => r.id > a.rowId);
+      const removed = { from: (before?.id ?? 0) + 1, to: a.rowId };
+      // Rows appended after a cut chain straight onto the last survivor: only the anchor shows the gap.
+      const regrown = after && after.prevHash === (before?.hash ?? GENESIS_HASH);
+      const rest = !after
+        ? `; the trail now ends at ${before ? `row ${before.id}` : 'no row at all'}`
+        : regrown
+          ? `; row ${after.id} was appended after the cut, chained straight to ${before ? `row ${before.id}` : 'the genesis'}`
+          : `; the trail goes on at row ${after.id}`;
+      problems.push({ id: a.rowId, problem: 'truncated', removed, detail: `anchored row is gone: ${describeIds(removed)} removed${rest}` });
+    } else {
+      const now = row.hash ? `hashes to ${row.hash.slice(0, 12)}…` : 'has no hash';
+      const moved = movedTo !== undefined ? `; the anchored hash is now on row ${movedTo}` : '';
+      problems.push({ id: a.rowId, problem: 'rewritten', detail: `anchored as ${a.hash.slice(0, 12)}… but now ${now}: the chain was rewritten at or before this row${since}${moved}` });
+    }
+  }
+  return problems;
+}
+
+function lastRowBefore(rows: Row[], id: number): Row | undefined {
+  let lo = 0;
+  let hi = rows.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (rows[mid]!.id < id) lo = mid + 1;
+    else hi = mid;
+  }
+  return rows[lo - 1];
+}
+
+/** `row 8`, `rows 8, 9, 10`, or `rows 8–1000 (993 rows)` for long runs. */
+export function describeIds({ from, to }: { from: number; to: number }): string {
+  if (from === to) return `row ${from}`;
+  const n = to - from + 1;
+  if (n <= 10) return `rows ${Array.from({ length: n }, (_, i) => from + i).join(', ')}`;
+  return `rows ${from}–${to} (${n} rows)`;
 }
 
 /** Why `r` does not link to the row before it. */

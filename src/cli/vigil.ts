@@ -9,7 +9,10 @@ import { describeDatabaseUrl, openDatabase } from '../store/db.js';
 const USAGE = `Usage: vigil <command>
   start     run the bot from the environment / .env (same as npm start)
   migrate   apply the committed database migrations to DATABASE_URL (default file:./data/vigil.db)
-  audit verify                      check the audit trail's hash chain (exit 1 if it was tampered with)
+  audit verify [--anchor A]… [--anchors-file FILE]
+                                    check the audit trail's hash chain (exit 1 if it was tampered with);
+                                    anchors also catch removed newest rows and a re-hashed chain
+  audit head [--json]               the newest row as an anchor (vigil-audit:<row id>:<hash>) to keep elsewhere
   export <incident-id> [--out FILE] an incident's full record as JSON (stdout or FILE)
   doctor    prove through SelfSubjectAccessReview that the reader cannot write, and show what the executor may do
   help      this text`;

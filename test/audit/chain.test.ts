@@ -42,7 +42,7 @@ describe.each(testProviders)('audit hash chain on %s', (provider) => {
     }
     expect(all[2]).toMatchObject({ incidentId: incident.id, incidentRef: incident.id, kind: 'incident.resolved' });
     expect(all[4]!.at.toISOString()).toBe('2026-11-29T10:00:00.123Z');
-    expect(await verifyAuditChain(t.db.prisma)).toEqual({ ok: true, checked: 5, unsealed: 0, head: all[4]!.hash, problems: [] });
+    expect(await verifyAuditChain(t.db.prisma)).toEqual({ ok: true, checked: 5, unsealed: 0, head: all[4]!.hash, headId: all[4]!.id, problems: [] });
   });
 
   it('rolls the audit row back with the transaction that wrote it', async () => {
