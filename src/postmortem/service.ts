@@ -1,5 +1,7 @@
 import { Octokit } from '@octokit/rest';
 import type { Logger } from 'pino';
+import type { BudgetLimits } from '../agent/budget.js';
+import type { ModelProvider } from '../agent/types.js';
 import { parseRepo } from '../evidence/github/client.js';
 import { recordAudit } from '../incidents/audit.js';
 import type { ChatPort } from '../incidents/chat.js';
@@ -8,6 +10,7 @@ import { renderPostmortem } from '../slack/blocks/postmortem.js';
 import type { Db } from '../store/db.js';
 import { draftPostmortem } from './draft.js';
 import { renderPostmortemMarkdown } from './markdown.js';
+import { writeProse, type NarratedPostmortem } from './prose.js';
 import { loadPostmortemRecord } from './record.js';
 import type { Postmortem } from './types.js';
 
@@ -30,6 +33,10 @@ export interface PostmortemServiceDeps {
   redactor: Redactor;
   log: Logger;
   now?: () => Date;
+  /** When set, the model rewrites the draft's narrative from its facts (src/postmortem/prose.ts); else rules only. */
+  model?: ModelProvider;
+  /** Limits of that rewrite (default `PROSE_BUDGET`). */
+  modelBudget?: Partial<Omit<BudgetLimits, 'maxSteps'>>;
 }
 
 export interface PostmortemResult {
@@ -40,7 +47,7 @@ export interface PostmortemResult {
   issueUrl?: string;
   /** Set when the issue could not be opened (the thread post still went out). */
   issueError?: string;
-  postmortem: Postmortem;
+  postmortem: NarratedPostmortem;
 }
 
 export class PostmortemNotFoundError extends Error {}
@@ -72,11 +79,37 @@ export class PostmortemService {
     this.now = deps.now ?? (() => new Date());
   }
 
-  /** The draft alone (no posting), for previews and tests. */
-  async draft(incidentId: string): Promise<Postmortem> {
+  /**
+   * The draft alone (no posting), for previews and tests. With `prose` and a model configured, the model
+   * writes the narrative from the redacted draft's facts; otherwise (and whenever the model fails) rules do.
+   */
+  async draft(incidentId: string, opts: { prose?: boolean; requestedBy?: string } = {}): Promise<NarratedPostmortem> {
     const record = await loadPostmortemRecord(this.deps.db, incidentId, this.now());
     if (!record) throw new PostmortemNotFoundError(`no incident ${incidentId}`);
-    return draftPostmortem(record);
+    const pm = draftPostmortem(record);
+    return opts.prose && this.deps.model ? this.narrate(this.deps.redactor.redactValue(pm), this.deps.model, opts.requestedBy) : { ...pm, prose: { by: 'rules' } };
+  }
+
+  /** Every model call is audited like the investigation's (`model_call` events); a failure only costs the nicer prose. */
+  private async narrate(pm: Postmortem, provider: ModelProvider, requestedBy = 'vigil'): Promise<NarratedPostmortem> {
+    const { db, redactor, log } = this.deps;
+    const incidentId = pm.incidentId;
+    const audits: Promise<void>[] = [];
+    const audit = (kind: string, data: Record<string, unknown>): void => {
+      audits.push(recordAudit(db, { incidentId, actor: 'vigil', kind, data: { ...redactor.redactValue(data), requestedBy }, at: this.now() }).catch((err: unknown) => log.warn({ err: String(err) }, 'audit write failed')));
+    };
+    try {
+      const r = await writeProse(pm, { provider, redactor, ...(this.deps.modelBudget ? { budget: this.deps.modelBudget } : {}), onEvent: (e) => audit(`postmortem.${e.type}`, { ...e }) });
+      const credit = r.postmortem.prose;
+      audit('postmortem.prose', { ...credit, ...(credit.by === 'rules' ? { provider: provider.name, model: provider.model } : {}), calls: r.calls, usage: r.usage });
+      return r.postmortem;
+    } catch (err) {
+      const error = redactor.redactText(err instanceof Error ? err.message : String(err));
+      log.warn({ incidentId, err: error }, 'postmortem prose by the model failed');
+      return { ...pm, prose: { by: 'rules', note: `The model step failed (${error.slice(0, 160)}). The narrative is rule-based.` } };
+    } finally {
+      await Promise.all(audits);
+    }
   }
 
   /** The incident whose thread this is (the alert post, or Vigil's root post for `/sre investigate`). */
@@ -91,7 +124,7 @@ export class PostmortemService {
   async postDraft(incidentId: string, requestedBy: string): Promise<PostmortemResult> {
     const { db, chat, redactor, log } = this.deps;
     // Redacted before rendering: escaping (Markdown's `@` breaking, Slack entities) would hide secrets from the detectors.
-    const pm = redactor.redactValue(await this.draft(incidentId));
+    const pm = redactor.redactValue(await this.draft(incidentId, { prose: true, requestedBy }));
     const incident = await db.incident.findUniqueOrThrow({ where: { id: incidentId }, select: { channelId: true, threadTs: true } });
 
     let issueUrl: string | undefined;
@@ -108,14 +141,14 @@ export class PostmortemService {
     const n = (await db.auditEvent.count({ where: { incidentId, kind: 'postmortem.posted' } })) + 1;
     const message = redactor.redactValue(renderPostmortem(pm, issueUrl ? { issueUrl } : {}));
     const { ts } = await chat.post(incident.channelId, incident.threadTs ?? undefined, message, { incidentId, purpose: `postmortem:${n}` });
-    await recordAudit(db, { incidentId, actor: requestedBy, kind: 'postmortem.posted', data: { ts, ...(issueUrl ? { issueUrl } : {}), ...(issueError ? { issueError } : {}) }, at: this.now() });
+    await recordAudit(db, { incidentId, actor: requestedBy, kind: 'postmortem.posted', data: { ts, prose: pm.prose.by, ...(issueUrl ? { issueUrl } : {}), ...(issueError ? { issueError } : {}) }, at: this.now() });
 
     const where = issueUrl ? ` and opened ${issueUrl}` : issueError ? ` (the GitHub issue could not be opened: ${issueError})` : '';
     const text = redactor.redactText(`Postmortem draft for "${pm.title}" posted in the incident thread${where}. Cause: ${pm.summary.cause}`);
     return { incidentId, text, postTs: ts, ...(issueUrl ? { issueUrl } : {}), ...(issueError ? { issueError } : {}), postmortem: pm };
   }
 
-  private async openIssue(pm: Postmortem): Promise<string> {
+  private async openIssue(pm: NarratedPostmortem): Promise<string> {
     const gh = this.deps.github!;
     const { owner, repo } = parseRepo(gh.repo);
     let body = this.deps.redactor.redactText(renderPostmortemMarkdown(pm));

@@ -1,5 +1,6 @@
 import type { KnownBlock } from '@slack/types';
 import { formatDuration, utcStamp, utcTime } from '../../postmortem/format.js';
+import type { ProseCredit } from '../../postmortem/prose.js';
 import type { Postmortem } from '../../postmortem/types.js';
 import { contextBlock, dividerBlock, headerBlock, sectionBlock, type RenderedMessage } from './elements.js';
 import { fitBlocks, SLACK_LIMITS } from './limits.js';
@@ -33,7 +34,13 @@ export function linesWithin(lines: string[], max: number, noun = 'more'): string
 const one = (s: string, max: number): string => mrkdwnText(s.replace(/\s*\n\s*/g, ' '), max);
 const whoIs = (id: string): string => (id === 'vigil' ? 'Vigil' : mention(id));
 
-export function renderPostmortem(pm: Postmortem, opts: { issueUrl?: string } = {}): RenderedMessage {
+/** Who wrote the narrative (cause, scope, mechanism); the facts always come from the record. */
+function proseLine(credit: ProseCredit): string {
+  if (credit.by === 'model') return `✍️ Prose by the model \`${one(credit.model, 80)}\` (${one(credit.provider, 30)}) from the record's facts only`;
+  return `✍️ Prose by rules${credit.note ? ` · ⚠️ ${one(credit.note, 400)}` : ''}`;
+}
+
+export function renderPostmortem(pm: Postmortem & { prose?: ProseCredit }, opts: { issueUrl?: string } = {}): RenderedMessage {
   const s = pm.summary;
   const blocks: KnownBlock[] = [headerBlock(`📝 Postmortem draft: ${pm.title}`)];
 
@@ -84,7 +91,7 @@ export function renderPostmortem(pm: Postmortem, opts: { issueUrl?: string } = {
   const follow = pm.followUps.map((f) => `• ${one(f.text, 300)}`);
   blocks.push(sectionBlock(`*Follow-ups*\n${follow.length ? linesWithin(follow, BUDGET.followUps - 20) : '_none_'}`));
 
-  const foot = [`Draft from the stored record of incident \`${one(pm.incidentId, 40)}\`, ${utcStamp(pm.generatedAt)}`];
+  const foot = [`Draft from the stored record of incident \`${one(pm.incidentId, 40)}\`, ${utcStamp(pm.generatedAt)}`, proseLine(pm.prose ?? { by: 'rules' })];
   if (opts.issueUrl) foot.push(mrkdwnLink(opts.issueUrl, 'Full draft as a GitHub issue'));
   blocks.push(contextBlock(foot));
 
