@@ -6,7 +6,8 @@ import type { Logger } from 'pino';
 import { parseFlagsWebhook } from './changes/flags-webhook.js';
 import { recordChange, storedChanges } from './changes/store.js';
 import type { Config } from './config/index.js';
-import { TargetReader } from './actions/index.js';
+import { GitHubReverts, LaunchDarklyFlags, TargetReader, type ExternalProviders } from './actions/index.js';
+import { startAuditAnchorer } from './audit/anchor.js';
 import { createProvider } from './agent/providers/index.js';
 import { ApprovalService, SlackUserGroups } from './approvals/index.js';
 import { registerApprovalListeners } from './slack/approval-listeners.js';
@@ -100,6 +101,16 @@ function evidenceSources(config: Config, db: Database, redactor: Redactor, clock
 }
 
 /** The read-only tools the model may call, over the same adapters the deterministic gatherers use. */
+/** The writers outside Kubernetes, each with its own writer token (config refuses one equal to the reader's). */
+function externalProviders(config: Config): ExternalProviders {
+  return {
+    ...(config.flags ? { flags: new LaunchDarklyFlags(config.flags) } : {}),
+    ...(config.githubWriteToken
+      ? { github: new GitHubReverts({ writeToken: config.githubWriteToken, ...(config.github?.token ? { readToken: config.github.token } : {}), ...(config.github?.apiUrl ? { baseUrl: config.github.apiUrl } : {}) }) }
+      : {}),
+  };
+}
+
 function evidenceTools(s: EvidenceSources): EvidenceTool[] {
   return [
     ...(s.kube ? kubernetesTools(s.kube) : []),
@@ -160,6 +171,7 @@ export async function startVigil(config: Config, log: Logger, o: VigilOverrides 
   const { applied } = await applyMigrations(db, { logger: log });
   if (applied.length) log.info({ applied }, 'database migrations applied');
 
+  const anchorer = config.auditAnchorIntervalMs ? startAuditAnchorer(db.prisma, log, { intervalMs: config.auditAnchorIntervalMs }) : undefined;
   const sources = evidenceSources(config, db, redactor, clock, log, o);
   const tracing = createTracing({ ...(config.tracing ? { otlpEndpoint: config.tracing.endpoint, headers: config.tracing.headers } : {}), ...(o.spanExporter ? { exporter: o.spanExporter } : {}) });
   if (tracing) log.info({ endpoint: config.tracing?.endpoint ?? 'in-process exporter' }, 'traces enabled');
@@ -199,6 +211,7 @@ export async function startVigil(config: Config, log: Logger, o: VigilOverrides 
           executor: { mode: config.executor.mode, base: sources.kubeConfig, serviceAccount: config.executor.serviceAccount },
           policy,
           ...(sources.catalog ? { catalog: sources.catalog } : {}),
+          providers: externalProviders(config),
           clock,
           redactor,
           log,
@@ -209,6 +222,8 @@ export async function startVigil(config: Config, log: Logger, o: VigilOverrides 
     chat,
     redactor,
     log,
+    // With a model the prose reads better; every fact is still checked against the record.
+    ...(provider ? { model: provider, modelBudget: { maxCostUsd: config.agent.maxCostUsd } } : {}),
     ...(config.postmortemIssues
       ? { github: { repo: config.postmortemIssues.repo, labels: config.postmortemIssues.labels, ...(config.postmortemIssues.token ? { token: config.postmortemIssues.token } : {}), ...(config.github?.apiUrl ? { baseUrl: config.github.apiUrl } : {}) } }
       : {}),
@@ -259,6 +274,7 @@ export async function startVigil(config: Config, log: Logger, o: VigilOverrides 
       await runner.stop();
       await approvals?.idle();
       await tracing?.shutdown();
+      await anchorer?.stop();
       await db.close();
     },
   };

@@ -35,7 +35,8 @@ export type ExecutorCredentials =
 
 /** Who performed a write, as the API server sees it; printed in the thread. */
 export interface ExecutorIdentityInfo {
-  mode: 'impersonate' | 'token';
+  /** `api-token`: a provider's own writer token (flag tool, GitHub), never the reader's. */
+  mode: 'impersonate' | 'token' | 'api-token';
   /** The user name the API server authorised, e.g. `system:serviceaccount:vigil:vigil-executor`. */
   user: string;
   /** Token mode: when the minted token stops working. */

@@ -1,6 +1,21 @@
 /** Public API of the mitigation catalog (see registry.ts for the actions, executor.ts for the identity). */
-export { ACTIONS, executeMitigation, getAction, planMitigation, verifyMitigation, type ActionName } from './registry.js';
-export { PENDING_ACTIONS, flipFlagParams, revertPrParams, type FlagChangePlan, type PullRequestRevertPlan } from './catalog/pending.js';
+export {
+  ACTIONS,
+  EXTERNAL_ACTIONS,
+  executeExternalMitigation,
+  executeMitigation,
+  getAction,
+  isExternalAction,
+  planMitigation,
+  verifyMitigation,
+  type ActionName,
+  type ExternalActionName,
+} from './registry.js';
+export { flipFlagParams } from './catalog/flip-flag.js';
+export { revertMarker, revertPrParams } from './catalog/revert-pr.js';
+export { LaunchDarklyFlags, FlagProviderError, type LaunchDarklySettings } from './external/launchdarkly.js';
+export { GitHubReverts, RevertProviderError, type GitHubRevertSettings } from './external/github-revert.js';
+export type * from './external/types.js';
 export {
   DEFAULT_EXECUTOR_SA,
   ExecutorIdentityError,

@@ -4,7 +4,8 @@
  */
 import type { MitigationProposal } from '../triage/types.js';
 import { deletePod } from './catalog/delete-pod.js';
-import { isPendingAction, planPendingAction } from './catalog/pending.js';
+import { executeFlipFlag, planFlipFlag } from './catalog/flip-flag.js';
+import { executeRevertPr, planRevertPr } from './catalog/revert-pr.js';
 import { rolloutRestart } from './catalog/rollout-restart.js';
 import { rolloutUndo } from './catalog/rollout-undo.js';
 import { scale } from './catalog/scale.js';
@@ -12,9 +13,11 @@ import { setImage } from './catalog/set-image.js';
 import { setResources } from './catalog/set-resources.js';
 import { suspendCronJob } from './catalog/suspend-cronjob.js';
 import type { ApprovedExecutor } from './executor.js';
+import type { ExternalProviders } from './external/types.js';
+import { verifyPlan } from './verify.js';
 import { InvalidProposalError } from './plan.js';
 import type { TargetReader } from './reader.js';
-import type { ActionDefinition, ExecutionResult, Plan, PlanContext, VerificationResult, VerifyOptions } from './types.js';
+import type { ActionDefinition, Approval, ExecutionResult, Plan, PlanContext, VerificationResult, VerifyOptions } from './types.js';
 
 export const ACTIONS = {
   scale,
@@ -28,13 +31,28 @@ export const ACTIONS = {
 
 export type ActionName = keyof typeof ACTIONS;
 
+/**
+ * Actions whose writes go to another provider (the flag tool, GitHub) with that provider's writer
+ * token instead of the Kubernetes executor identity.
+ */
+export const EXTERNAL_ACTIONS = {
+  flip_flag: { plan: planFlipFlag, execute: executeFlipFlag },
+  revert_pr: { plan: planRevertPr, execute: executeRevertPr },
+} as const;
+
+export type ExternalActionName = keyof typeof EXTERNAL_ACTIONS;
+
+export function isExternalAction(name: string): name is ExternalActionName {
+  return Object.hasOwn(EXTERNAL_ACTIONS, name);
+}
+
 export function getAction(name: string): ActionDefinition | undefined {
   return Object.hasOwn(ACTIONS, name) ? (ACTIONS[name as ActionName] as unknown as ActionDefinition) : undefined;
 }
 
 /** Builds the Plan for a proposal (reader reads, executor dry-runs). Throws InvalidProposalError for unknown actions or bad params. */
 export async function planMitigation(ctx: PlanContext, proposal: MitigationProposal): Promise<Plan> {
-  if (isPendingAction(proposal.action)) return planPendingAction(ctx, { ...proposal, action: proposal.action });
+  if (isExternalAction(proposal.action)) return EXTERNAL_ACTIONS[proposal.action].plan(ctx, proposal);
   const action = getAction(proposal.action);
   if (!action) throw new InvalidProposalError(`unknown action ${proposal.action}`);
   return action.plan(ctx, proposal);
@@ -46,7 +64,14 @@ export async function executeMitigation(executor: ApprovedExecutor, plan: Plan):
   return action.execute(executor, plan);
 }
 
+/** Runs an approved flag or revert plan with the provider's writer token. */
+export async function executeExternalMitigation(providers: ExternalProviders, plan: Plan, approval: Approval): Promise<ExecutionResult> {
+  if (!isExternalAction(plan.action)) return { status: 'refused', message: `${plan.action} is a Kubernetes action` };
+  return EXTERNAL_ACTIONS[plan.action].execute(providers, plan, approval);
+}
+
 export async function verifyMitigation(reader: TargetReader, plan: Plan, options?: VerifyOptions): Promise<VerificationResult> {
+  if (isExternalAction(plan.action)) return verifyPlan(reader, plan, options);
   const action = getAction(plan.action);
   if (!action) return { ok: false, observed: {}, checks: [{ description: `${plan.action} has no verification`, ok: false, observed: 'not executable' }], elapsedMs: 0 };
   return action.verify(reader, plan, options);

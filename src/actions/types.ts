@@ -7,11 +7,16 @@ import type { z } from 'zod';
 import type { ComponentRef } from '../evidence/types.js';
 import type { MitigationProposal } from '../triage/types.js';
 import type { ApprovedExecutor, DryRunExecutor, ExecutorIdentityInfo } from './executor.js';
+import type { ExternalChange, ExternalProviders } from './external/types.js';
 import type { TargetReader } from './reader.js';
 import type { Environment, RiskKind, RiskScore } from './risk.js';
 
-/** The Kubernetes kinds the catalog writes to. */
-export type TargetKind = 'Deployment' | 'StatefulSet' | 'CronJob' | 'Pod';
+/**
+ * What the catalog writes to: Kubernetes kinds, plus a feature flag (name = flag key) and a pull request
+ * (name = `owner/repo#number`). For the last two the namespace is the diagnosed service's, so policy
+ * scope, environments and per-target limits apply to them as to any workload.
+ */
+export type TargetKind = 'Deployment' | 'StatefulSet' | 'CronJob' | 'Pod' | 'FeatureFlag' | 'PullRequest';
 
 export interface ObjectRef {
   kind: TargetKind;
@@ -57,7 +62,9 @@ export interface PreCheck {
 export type DryRunResult =
   | { status: 'accepted'; identity: string; requests: string[] }
   | { status: 'rejected'; identity: string; requests: string[]; code?: number; reason?: string; message: string }
-  | { status: 'skipped'; message: string };
+  | { status: 'skipped'; message: string }
+  /** The provider has no dry run (GitHub's revert): the pre-checks read the same state as the writer instead. */
+  | { status: 'unavailable'; identity: string; message: string };
 
 /** A PromQL check supplied by the caller, e.g. 5xx ratio below 1 %. */
 export interface MetricCriterion {
@@ -75,6 +82,8 @@ export type SuccessCriterion = (
   | { kind: 'container_image'; target: ObjectRef; container: string; image: string }
   | { kind: 'cronjob_suspended'; target: ObjectRef; suspend: boolean }
   | { kind: 'pod_replaced'; target: ObjectRef; uid: string; owner?: ObjectRef; readyAtLeast?: number }
+  | { kind: 'flag_state'; flag: string; environment: string; on: boolean }
+  | { kind: 'revert_pr_open'; repo: string; number: number; /** Carried in the revert's body: finds the one this plan opened. */ marker: string }
   | ({ kind: 'metric' } & MetricCriterion)
 ) & { description: string; withinSeconds: number };
 
@@ -113,6 +122,8 @@ export interface PlanContext {
   metricCriteria?: MetricCriterion[];
   /** How long verification may take; default 300 s. */
   withinSeconds?: number;
+  /** The non-Kubernetes providers (flag tool, GitHub); an action whose provider is absent plans as not executable. */
+  providers?: ExternalProviders;
   now?: () => Date;
 }
 
@@ -141,6 +152,8 @@ export interface Plan {
   executable: boolean;
   /** The target as planned: uid, resourceVersion, generation. */
   observed: { uid?: string; resourceVersion?: string; generation?: number };
+  /** For flag and pull-request actions: the change the provider will make (no secrets; stored with the plan). */
+  external?: ExternalChange;
   createdAt: string;
 }
 
@@ -251,6 +264,8 @@ export interface ActionDefinition<P extends z.ZodType = z.ZodType> {
 }
 
 export interface VerifyOptions {
+  /** Reads flag and pull-request state for their criteria. */
+  providers?: ExternalProviders;
   /** Overrides the criteria's `withinSeconds` (tests use short windows). */
   windowMs?: number;
   /** Poll interval; default 5 s. */

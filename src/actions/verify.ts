@@ -3,7 +3,7 @@
  * or the window ends. On failure the plan's rollback proposal is returned for approval, never executed.
  */
 import type { TargetReader } from './reader.js';
-import type { CriterionCheck, KubeObject, MetricProbe, Plan, SuccessCriterion, VerificationResult, VerifyOptions } from './types.js';
+import type { CriterionCheck, KubeObject, Plan, SuccessCriterion, VerificationResult, VerifyOptions } from './types.js';
 
 const num = (v: unknown): number => (typeof v === 'number' ? v : 0);
 
@@ -34,7 +34,8 @@ export function observeWorkload(obj: KubeObject | undefined): Record<string, unk
   };
 }
 
-async function check(c: SuccessCriterion, reader: TargetReader, metrics: MetricProbe | undefined, cache: Map<string, KubeObject | undefined>): Promise<CriterionCheck> {
+async function check(c: SuccessCriterion, reader: TargetReader, options: VerifyOptions, cache: Map<string, KubeObject | undefined>): Promise<CriterionCheck> {
+  const metrics = options.metrics;
   const get = async (ref: { kind: string; namespace: string; name: string }) => {
     const key = `${ref.kind}/${ref.namespace}/${ref.name}`;
     if (!cache.has(key)) cache.set(key, await reader.get(ref as Parameters<TargetReader['get']>[0]));
@@ -78,6 +79,18 @@ async function check(c: SuccessCriterion, reader: TargetReader, metrics: MetricP
       const ready = num((await get(c.owner))?.status?.['readyReplicas']);
       return result(ready >= c.readyAtLeast, `old pod gone; ${c.owner.name} readyReplicas ${ready}/${c.readyAtLeast}`);
     }
+    case 'flag_state': {
+      const flags = options.providers?.flags;
+      if (!flags) return result(false, 'no flag provider to check this');
+      const state = await flags.read(c.flag, c.environment);
+      return result(!!state && state.on === c.on, state ? `targeting ${state.on ? 'on' : 'off'}${state.version !== undefined ? ` (version ${state.version})` : ''}` : 'flag not found');
+    }
+    case 'revert_pr_open': {
+      const github = options.providers?.github;
+      if (!github) return result(false, 'no GitHub access to check this');
+      const open = await github.findOpen(c.repo, c.marker);
+      return result(!!open, open ? `#${open.number} open for review: ${open.url}` : 'no open revert found');
+    }
     case 'metric': {
       if (!metrics) return result(false, 'no metrics source to check this');
       const value = await metrics.value(c.query).catch(() => undefined);
@@ -87,6 +100,8 @@ async function check(c: SuccessCriterion, reader: TargetReader, metrics: MetricP
     }
   }
 }
+
+const EXTERNAL_KINDS: ReadonlySet<string> = new Set(['FeatureFlag', 'PullRequest']);
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -100,8 +115,11 @@ export async function verifyPlan(reader: TargetReader, plan: Plan, options: Veri
     let observed: Record<string, unknown>;
     try {
       checks = [];
-      for (const c of plan.successCriteria) checks.push(await check(c, reader, options.metrics, cache));
-      observed = observeWorkload(cache.has(key(plan)) ? cache.get(key(plan)) : await reader.get(plan.target));
+      for (const c of plan.successCriteria) checks.push(await check(c, reader, options, cache));
+      // A flag or a pull request is not an API-server object: what the checks saw is the observation.
+      observed = EXTERNAL_KINDS.has(plan.target.kind)
+        ? Object.fromEntries(checks.map((c) => [c.description, c.observed]))
+        : observeWorkload(cache.has(key(plan)) ? cache.get(key(plan)) : await reader.get(plan.target));
     } catch (err) {
       // A failed read is not a verdict: keep polling until the window ends.
       checks = plan.successCriteria.map((c) => ({ description: c.description, ok: false, observed: `read failed: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}` }));

@@ -4,13 +4,13 @@
  * through the approved executor identity, verify, report in the thread, and on a failed verification
  * propose the rollback as a new request that needs its own approval.
  */
-import { executeMitigation, openApprovedExecutor, verifyMitigation, type Approval, type Plan } from '../actions/index.js';
+import { executeExternalMitigation, executeMitigation, isExternalAction, openApprovedExecutor, verifyMitigation, type Approval, type ExecutionResult, type Plan } from '../actions/index.js';
 import { recordAudit } from '../incidents/audit.js';
 import { readContext } from '../incidents/context.js';
 import { evaluateProposal, type PolicyDecision, type Requester } from '../policy/index.js';
 import { renderExecutionNote } from '../slack/blocks/approval.js';
 import { notExecutableReason, planProposal, storablePlan } from './planner.js';
-import { incidentScope, plannedProposal } from './policy-input.js';
+import { incidentScope, plannedProposal, proposedTarget } from './policy-input.js';
 import type { ApprovalDeps } from './service.js';
 import { executionsOn, mutationsOf, readApproval, stopsFor, transition } from './store.js';
 import type { MitigationProposal } from '../triage/types.js';
@@ -56,7 +56,7 @@ export class ApprovalExecution {
     const { db, clock, policy, redactor } = this.deps;
     const incident = await db.incident.findUniqueOrThrow({ where: { id: v.incidentId }, include: { investigations: { orderBy: { startedAt: 'desc' }, take: 1 } } });
     const now = clock.now();
-    const target = { kind: v.proposal.target.kind, namespace: v.proposal.target.namespace ?? '', name: v.proposal.target.name };
+    const target = proposedTarget(v.proposal);
     const history = await executionsOn(db, target, now);
     const planned = await planProposal(this.deps, v.incidentId, v.proposal, v.plan?.diagnosis, history.risk);
     if (planned.kind === 'invalid') return { status: 'failed', reason: planned.reason };
@@ -80,8 +80,7 @@ export class ApprovalExecution {
     const approvers = v.decisions.filter((d) => d.decision === 'approve').length;
     if (decision.approvals > approvers) return { status: 'refused', reason: `refused: the policy now needs ${decision.approvals} approvals (risk ${plan.risk.score}/100), ${approvers} given; propose again`, decision, plan };
 
-    const executor = await openApprovedExecutor(this.deps.executor, v.incidentId, approval);
-    const execution = await executeMitigation(executor, plan);
+    const execution = await this.write(v.incidentId, plan, approval);
     const sent = execution.status !== 'refused' && execution.writes.some((w) => w.status === 'ok' && !w.dryRun);
     // Recorded before verifying: the rate, loop and budget limits count what reached the API server.
     await db.approvalRequest.update({
@@ -101,10 +100,17 @@ export class ApprovalExecution {
       ...(s.verifyWindowMs !== undefined ? { windowMs: s.verifyWindowMs } : {}),
       ...(s.verifyIntervalMs !== undefined ? { intervalMs: s.verifyIntervalMs } : {}),
       ...(this.deps.metrics ? { metrics: this.deps.metrics } : {}),
+      ...(this.deps.providers ? { providers: this.deps.providers } : {}),
     });
     if (verification.ok) return { status: 'executed', outcome: { execution, verification }, plan };
     const reason = `verification failed: ${verification.checks.filter((c) => !c.ok).map((c) => `${c.description} (${c.observed})`).join('; ')}`;
     return { status: 'failed', reason, outcome: { execution, verification }, plan, ...(rollback ? { rollback } : {}) };
+  }
+
+  /** Kubernetes writes go through the executor identity; flag and revert writes through their provider's writer token. */
+  private async write(incidentId: string, plan: Plan, approval: Approval): Promise<ExecutionResult> {
+    if (isExternalAction(plan.action)) return executeExternalMitigation(this.deps.providers ?? {}, plan, approval);
+    return executeMitigation(await openApprovedExecutor(this.deps.executor, incidentId, approval), plan);
   }
 
   private async finish(v: ApprovalView, f: Finish): Promise<void> {

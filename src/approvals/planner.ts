@@ -11,6 +11,7 @@ import {
   type DiagnosisSnapshot,
   type DryRunExecutor,
   type ExecutorCredentials,
+  type ExternalProviders,
   type Plan,
   type TargetReader,
 } from '../actions/index.js';
@@ -30,6 +31,8 @@ export interface PlannerDeps {
   log: Logger;
   /** Verification window written into the plan's criteria (default: the catalog's 5 minutes). */
   withinSeconds?: number;
+  /** The flag provider and GitHub writer, for `flip_flag` and `revert_pr`. */
+  providers?: ExternalProviders;
 }
 
 export type PlanOutcome = { kind: 'planned'; plan: Plan } | { kind: 'invalid'; reason: string };
@@ -58,6 +61,7 @@ export async function planProposal(
         ...(diagnosis ? { diagnosis } : {}),
         ...(environment ? { environment } : {}),
         history,
+        ...(deps.providers ? { providers: deps.providers } : {}),
         ...(deps.withinSeconds !== undefined ? { withinSeconds: deps.withinSeconds } : {}),
         now: () => deps.clock.now(),
       },
@@ -79,6 +83,6 @@ export function storablePlan(plan: Plan, diagnosis: DiagnosisSnapshot | undefine
 /** Why a plan cannot run, for the card and the thread. */
 export function notExecutableReason(plan: Plan): string {
   const failed = plan.preChecks.filter((c) => c.status === 'fail').map((c) => `${c.name}: ${c.detail}`);
-  if (plan.dryRun.status !== 'accepted') failed.push(`dry run ${plan.dryRun.status}: ${plan.dryRun.message}`);
+  if (plan.dryRun.status !== 'accepted' && plan.dryRun.status !== 'unavailable') failed.push(`dry run ${plan.dryRun.status}: ${plan.dryRun.message}`);
   return `cannot run: ${failed.join('; ') || 'the plan is not executable'}`;
 }

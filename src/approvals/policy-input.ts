@@ -47,11 +47,20 @@ interface ProposalInput {
   diagnosedService?: string;
 }
 
+/** What the write lands on: the workload, or for flags and reverts the flag or pull request itself (per-target limits count it). */
+export function proposedTarget(m: MitigationProposal): ActionProposal['target'] {
+  const namespace = m.target.namespace ?? '';
+  const params = m.params as { flag?: unknown; repo?: unknown; number?: unknown };
+  if (m.action === 'flip_flag' && typeof params.flag === 'string') return { kind: 'FeatureFlag', namespace, name: params.flag };
+  if (m.action === 'revert_pr' && typeof params.repo === 'string' && typeof params.number === 'number') return { kind: 'PullRequest', namespace, name: `${params.repo}#${params.number}` };
+  return { kind: m.target.kind, namespace, name: m.target.name };
+}
+
 /** Before planning: only what the proposal says (no risk yet), to refuse out-of-scope targets untouched. */
 export function preliminaryProposal(p: ProposalInput): ActionProposal {
   return {
     action: p.proposal.action,
-    target: { kind: p.proposal.target.kind, namespace: p.proposal.target.namespace ?? '', name: p.proposal.target.name },
+    target: proposedTarget(p.proposal),
     ...serviceOf(p),
     params: p.proposal.params,
     risk: 0,
@@ -75,6 +84,13 @@ export function plannedProposal(p: ProposalInput, plan: Plan | Omit<Plan, 'write
   };
 }
 
+/**
+ * The service a target belongs to when it is not the workload itself: a pod's diagnosed workload, and
+ * for a flag or a pull request the component the proposal names (a flag `new-checkout-flow` of checkout).
+ */
 function serviceOf(p: ProposalInput): { service?: string } {
-  return p.proposal.target.kind.toLowerCase() === 'pod' && p.diagnosedService ? { service: p.diagnosedService } : {};
+  const kind = p.proposal.target.kind.toLowerCase();
+  if (kind === 'pod') return p.diagnosedService ? { service: p.diagnosedService } : {};
+  if (p.proposal.action === 'flip_flag' || p.proposal.action === 'revert_pr') return { service: p.proposal.target.name };
+  return {};
 }

@@ -8,7 +8,7 @@
  * clicks get an ephemeral answer and change nothing.
  */
 import type { Logger } from 'pino';
-import type { ExecutorCredentials, MetricProbe, TargetReader } from '../actions/index.js';
+import type { ExecutorCredentials, ExternalProviders, MetricProbe, TargetReader } from '../actions/index.js';
 import { recordAudit } from '../incidents/audit.js';
 import type { ChatPort } from '../incidents/chat.js';
 import type { Clock } from '../incidents/clock.js';
@@ -21,7 +21,7 @@ import { isUniqueViolation, type Db } from '../store/db.js';
 import type { MitigationProposal } from '../triage/types.js';
 import { ApprovalExecution } from './execution.js';
 import { notExecutableReason, planProposal, storablePlan } from './planner.js';
-import { incidentScope, plannedProposal, preliminaryProposal } from './policy-input.js';
+import { incidentScope, plannedProposal, preliminaryProposal, proposedTarget } from './policy-input.js';
 import { executionsOn, GLOBAL_SCOPE, mutationsOf, readApproval, setStop, stopsFor, transition } from './store.js';
 import type { ApprovalStatus, ClickInput, ClickResult, ProposalSource, ProposeResult, StopResult, StopScope } from './types.js';
 import { groupsOf, type UserGroups } from './usergroups.js';
@@ -45,11 +45,15 @@ export interface ApprovalDeps {
   policy: Policy;
   catalog?: ServiceCatalog;
   metrics?: MetricProbe;
+  /** Writers outside Kubernetes (flag tool, GitHub), each with its own writer token. */
+  providers?: ExternalProviders;
   clock: Clock;
   redactor: Redactor;
   log: Logger;
   settings?: ApprovalSettings;
 }
+
+const STOP_CANCELLED = 'cancelled: Vigil was stopped by';
 
 /** Refusals found before planning: the target is never read or dry-run (a prompt-injected target stops here). */
 const BEFORE_PLANNING: ReadonlySet<DenyCode> = new Set(['stopped', 'invalid_proposal', 'never_write', 'out_of_scope', 'no_rule', 'rule_forbids', 'no_owner']);
@@ -104,15 +108,20 @@ export class ApprovalService {
     const incident = await db.incident.findUnique({ where: { id: incidentId }, include: { investigations: { orderBy: { startedAt: 'desc' }, take: 1 } } });
     if (!incident) return { kind: 'nothing_to_propose', reason: `no incident ${incidentId}` };
     if (!incident.threadTs) return { kind: 'nothing_to_propose', reason: 'the incident has no thread yet' };
-    const identity = { incidentId, hypothesisKey: source.key, action: m.action, targetKind: m.target.kind, targetNs: m.target.namespace ?? '', targetName: m.target.name };
-    const existing = await db.approvalRequest.findUnique({ where: { incidentId_hypothesisKey_action_targetKind_targetNs_targetName: identity } });
-    if (existing) return { kind: 'existing', requestId: existing.id, status: existing.status as ApprovalStatus };
+    // Keyed on what the write lands on (for a flag: the flag, not its service), as the history and limits are.
+    const written = proposedTarget(m);
+    const identity = { incidentId, hypothesisKey: source.key, action: m.action, targetKind: written.kind, targetNs: written.namespace, targetName: written.name };
+    const existing = await db.approvalRequest.findFirst({ where: identity, orderBy: { attempt: 'desc' } });
+    const stops = await stopsFor(db, incidentId);
+    // A request a stop cancelled (or refused) is proposed afresh once Vigil runs again: new plan, new approvals.
+    if (existing && !(stoppedOut(existing) && !stops.global && !stops.incident)) return { kind: 'existing', requestId: existing.id, status: existing.status as ApprovalStatus };
+    const attempt = (existing?.attempt ?? 0) + 1;
 
     const requestedBy = opts.requestedBy ?? 'vigil';
     const now = clock.now();
     const scope = incidentScope(incident, this.deps.catalog);
     const owner = (incident.service ? this.deps.catalog?.find(incident.namespace ?? undefined, incident.service)?.owner : undefined) ?? readContext(incident.investigations[0]?.context ?? '{}').owner;
-    const base = { incidentScope: scope, ...(owner ? { serviceOwner: owner } : {}), stopped: await stopsFor(db, incidentId), now };
+    const base = { incidentScope: scope, ...(owner ? { serviceOwner: owner } : {}), stopped: stops, now };
     const input = { proposal: m, incidentId, requestedBy, ...(source.component ? { diagnosedService: source.component.name } : {}) };
     const diagnosis = { ...(source.component ? { component: source.component } : {}), ...(source.facts ? { facts: source.facts } : {}) };
 
@@ -121,7 +130,7 @@ export class ApprovalService {
     let risk: number | null = null;
     let refusedBecause: string | undefined = decision.kind === 'deny' ? decision.reason : undefined;
     if (decision.kind !== 'deny' || !BEFORE_PLANNING.has(decision.code)) {
-      const history = await executionsOn(db, { kind: m.target.kind, namespace: m.target.namespace ?? '', name: m.target.name }, now);
+      const history = await executionsOn(db, written, now);
       const planned = await planProposal(this.planner(), incidentId, m, diagnosis, history.risk);
       if (planned.kind === 'invalid') {
         decision = { kind: 'deny', code: 'invalid_proposal', reason: `refused: ${planned.reason}` };
@@ -141,6 +150,7 @@ export class ApprovalService {
       const row = await db.approvalRequest.create({
         data: {
           ...identity,
+          attempt,
           proposal: JSON.stringify(redactor.redactValue(m)),
           plan: planJson,
           risk,
@@ -157,14 +167,14 @@ export class ApprovalService {
       id = row.id;
     } catch (err) {
       if (!isUniqueViolation(err)) throw err;
-      const raced = await db.approvalRequest.findUniqueOrThrow({ where: { incidentId_hypothesisKey_action_targetKind_targetNs_targetName: identity } });
+      const raced = await db.approvalRequest.findUniqueOrThrow({ where: { incidentId_hypothesisKey_action_targetKind_targetNs_targetName_attempt: { ...identity, attempt } } });
       return { kind: 'existing', requestId: raced.id, status: raced.status as ApprovalStatus };
     }
     await recordAudit(db, {
       incidentId,
       actor: requestedBy,
       kind: status === 'refused' ? 'approval.refused' : 'approval.proposed',
-      data: { requestId: id, action: m.action, target: identity, risk, decision: redactor.redactValue(decision), ...(refusedBecause ? { reason: redactor.redactText(refusedBecause) } : {}) },
+      data: { requestId: id, action: m.action, target: identity, ...(attempt > 1 ? { attempt, supersedes: existing?.id } : {}), risk, decision: redactor.redactValue(decision), ...(refusedBecause ? { reason: redactor.redactText(refusedBecause) } : {}) },
       at: now,
     });
     await this.refreshCard(id);
@@ -267,7 +277,7 @@ export class ApprovalService {
     const pending = await db.approvalRequest.findMany({ where: { status: { in: ['pending', 'approved'] }, ...(scope === 'global' ? {} : { incidentId: scope.incidentId }) } });
     let cancelled = 0;
     for (const r of pending) {
-      if (await transition(db, r.id, ['pending', 'approved'], 'cancelled', { statusReason: `cancelled: Vigil was stopped by ${userId}` })) {
+      if (await transition(db, r.id, ['pending', 'approved'], 'cancelled', { statusReason: `${STOP_CANCELLED} ${userId}` })) {
         cancelled++;
         await this.refreshCard(r.id);
       }
@@ -284,8 +294,43 @@ export class ApprovalService {
     const now = clock.now();
     await setStop(db, key, false, userId, now);
     await recordAudit(db, { incidentId: scope === 'global' ? null : scope.incidentId, actor: userId, kind: 'vigil.resumed', data: { scope: key }, at: now });
-    if (scope !== 'global') await this.note(scope.incidentId, `resume:${now.getTime()}`, '▶️', 'Vigil resumed for this incident', userId);
-    return { kind: 'resumed', scope: key };
+    const reproposed = await this.reproposeStopped(scope);
+    if (scope !== 'global') {
+      const again = reproposed ? `; ${reproposed} proposal${reproposed === 1 ? '' : 's'} the stop cancelled ${reproposed === 1 ? 'is' : 'are'} proposed again below and need${reproposed === 1 ? 's' : ''} fresh approval` : '';
+      await this.note(scope.incidentId, `resume:${now.getTime()}`, '▶️', `Vigil resumed for this incident${again}`, userId);
+    }
+    return { kind: 'resumed', scope: key, reproposed };
+  }
+
+  /**
+   * After a resume: each request the stop cancelled (or refused) is planned again as a new attempt,
+   * unless it is no longer the latest for its hypothesis. Approvals given before the stop do not carry over.
+   */
+  private async reproposeStopped(scope: StopScope): Promise<number> {
+    const { db, log } = this.deps;
+    const rows = await db.approvalRequest.findMany({
+      where: { status: { in: ['cancelled', 'refused'] }, ...(scope === 'global' ? { incident: { status: 'open' } } : { incidentId: scope.incidentId }) },
+      orderBy: { createdAt: 'asc' },
+      take: 200,
+    });
+    let n = 0;
+    for (const row of rows.filter(stoppedOut)) {
+      const plan = row.plan ? (JSON.parse(row.plan) as { diagnosis?: { component?: ProposalSource['component']; facts?: ProposalSource['facts'] } }) : undefined;
+      const source: ProposalSource = {
+        key: row.hypothesisKey,
+        status: 'supported',
+        ...(plan?.diagnosis?.component ? { component: plan.diagnosis.component } : {}),
+        ...(plan?.diagnosis?.facts ? { facts: plan.diagnosis.facts } : {}),
+        mitigation: JSON.parse(row.proposal) as MitigationProposal,
+      };
+      try {
+        const r = await this.propose(row.incidentId, source, { requestedBy: row.requestedBy, ...(row.parentId ? { parentId: row.parentId } : {}) });
+        if (r.kind === 'proposed' || r.kind === 'refused') n++;
+      } catch (err) {
+        log.warn({ err: String(err), requestId: row.id }, 'could not propose a cancelled request again');
+      }
+    }
+    return n;
   }
 
   /** Open incidents posted in a channel, newest first (for `/sre stop` without an id). */
@@ -344,9 +389,17 @@ export class ApprovalService {
   }
 
   private planner() {
-    const { reader, executor, policy, clock, redactor, log } = this.deps;
-    return { reader, executor, policy, clock, redactor, log };
+    const { reader, executor, policy, clock, redactor, log, providers } = this.deps;
+    return { reader, executor, policy, clock, redactor, log, ...(providers ? { providers } : {}) };
   }
 }
 
 class StatusConflict extends Error {}
+
+/** Cancelled by `/sre stop`, or refused because Vigil was stopped: proposed again after a resume. */
+function stoppedOut(r: { status: string; statusReason: string | null; decision: string }): boolean {
+  if (r.status === 'cancelled') return (r.statusReason ?? '').startsWith(STOP_CANCELLED);
+  if (r.status !== 'refused') return false;
+  const d = JSON.parse(r.decision) as { kind?: string; code?: string };
+  return d.kind === 'deny' && d.code === 'stopped';
+}

@@ -95,5 +95,6 @@ export type StopScope = 'global' | { incidentId: string };
 
 export type StopResult =
   | { kind: 'stopped'; scope: string; cancelled: number }
-  | { kind: 'resumed'; scope: string }
+  /** `reproposed`: requests the stop had cancelled, planned again as new attempts. */
+  | { kind: 'resumed'; scope: string; reproposed: number }
   | { kind: 'refused'; reason: string };

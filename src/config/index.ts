@@ -32,6 +32,12 @@ export interface Config {
   model?: { provider: 'anthropic' | 'openai'; apiKey: string; baseURL?: string; model?: string };
   /** OTLP/HTTP export of traces; absent = no traces exported. */
   tracing?: { endpoint: string; headers?: Record<string, string> };
+  /** flip_flag through LaunchDarkly: reads with the reader token, writes with the separate writer token. */
+  flags?: { apiUrl?: string; project: string; environment: string; readToken: string; writeToken: string };
+  /** revert_pr: the GitHub token that opens revert pull requests (never the reader's GITHUB_TOKEN). */
+  githubWriteToken?: string;
+  /** Log the audit trail's head as `audit.anchor` this often; absent = not logged. */
+  auditAnchorIntervalMs?: number;
   /** Where `/sre postmortem` opens its GitHub issue (a write token, separate from the reader's). */
   postmortemIssues?: { repo: string; token?: string; labels: string[] };
   agent: { maxSteps: number; maxTokens: number; maxSeconds: number; maxCostUsd: number; escalationConfidence: number };
@@ -63,6 +69,12 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   }
   if (cleaned['VIGIL_MODEL_PROVIDER'] === 'anthropic' && !cleaned['ANTHROPIC_API_KEY']) problems.push('ANTHROPIC_API_KEY: is required when VIGIL_MODEL_PROVIDER=anthropic');
   if (cleaned['VIGIL_MODEL_PROVIDER'] === 'openai' && !cleaned['OPENAI_API_KEY']) problems.push('OPENAI_API_KEY: is required when VIGIL_MODEL_PROVIDER=openai (any non-empty value for a self-hosted endpoint that ignores it)');
+  const ld = ['LAUNCHDARKLY_PROJECT', 'LAUNCHDARKLY_READ_TOKEN', 'LAUNCHDARKLY_WRITE_TOKEN'] as const;
+  if (ld.some((k) => cleaned[k])) {
+    for (const k of ld) if (!cleaned[k]) problems.push(`${k}: is required with the other LAUNCHDARKLY_* settings (project, a reader token and a separate writer token)`);
+    if (cleaned['LAUNCHDARKLY_READ_TOKEN'] && cleaned['LAUNCHDARKLY_READ_TOKEN'] === cleaned['LAUNCHDARKLY_WRITE_TOKEN']) problems.push('LAUNCHDARKLY_WRITE_TOKEN: must be a different token from LAUNCHDARKLY_READ_TOKEN (writes never use the reader)');
+  }
+  if (cleaned['GITHUB_WRITE_TOKEN'] && cleaned['GITHUB_WRITE_TOKEN'] === cleaned['GITHUB_TOKEN']) problems.push('GITHUB_WRITE_TOKEN: must be a different token from GITHUB_TOKEN (writes never use the reader)');
   if (!parsed.success || problems.length) throw new ConfigError(problems);
   const e = parsed.data;
   return {
@@ -106,6 +118,12 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
             : {}),
         }
       : undefined,
+    flags:
+      e.LAUNCHDARKLY_PROJECT && e.LAUNCHDARKLY_READ_TOKEN && e.LAUNCHDARKLY_WRITE_TOKEN
+        ? { ...(e.LAUNCHDARKLY_API_URL ? { apiUrl: e.LAUNCHDARKLY_API_URL } : {}), project: e.LAUNCHDARKLY_PROJECT, environment: e.LAUNCHDARKLY_ENVIRONMENT, readToken: e.LAUNCHDARKLY_READ_TOKEN, writeToken: e.LAUNCHDARKLY_WRITE_TOKEN }
+        : undefined,
+    githubWriteToken: e.GITHUB_WRITE_TOKEN,
+    auditAnchorIntervalMs: e.VIGIL_AUDIT_ANCHOR_INTERVAL ? e.VIGIL_AUDIT_ANCHOR_INTERVAL * 60_000 : undefined,
     postmortemIssues: e.GITHUB_ISSUES_REPO ? { repo: e.GITHUB_ISSUES_REPO, token: e.GITHUB_ISSUES_TOKEN ?? e.GITHUB_TOKEN, labels: e.GITHUB_ISSUES_LABELS ?? ['postmortem'] } : undefined,
     agent: {
       maxSteps: e.VIGIL_AGENT_MAX_STEPS,

@@ -189,13 +189,13 @@ describe('delete_pod', () => {
   });
 });
 
-describe('providers that do not exist yet', () => {
-  it('flip_flag and revert_pr plan as not executable, and execution is refused', async () => {
-    const flag = await plan(proposal('flip_flag', { kind: 'Service', namespace: 'shop', name: 'checkout' }, { flag: 'new-checkout-flow', to: 'off' }));
+describe('actions outside Kubernetes', () => {
+  it('flip_flag and revert_pr without their providers plan as not executable, and the Kubernetes executor refuses them', async () => {
+    const flag = await plan(proposal('flip_flag', { kind: 'Deployment', namespace: 'shop', name: 'checkout' }, { flag: 'new-checkout-flow', to: 'off' }));
     expect(flag.executable).toBe(false);
     expect(status(flag, 'provider available')).toMatchObject({ status: 'fail' });
-    const pr = await plan(proposal('revert_pr', { kind: 'Repository', name: 'acme/checkout' }, { repo: 'acme/checkout', number: 42 }));
-    expect(status(pr, 'parameters are valid')?.status).toBe('pass');
+    const pr = await plan(proposal('revert_pr', { kind: 'Deployment', namespace: 'shop', name: 'checkout' }, { repo: 'acme/checkout', number: 42 }));
+    expect(status(pr, 'provider available')?.detail).toContain('GITHUB_WRITE_TOKEN');
     expect(await executeMitigation(await openApprovedExecutor(world.impersonation, INCIDENT, approval), pr)).toMatchObject({ status: 'refused' });
   });
 

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { App, LogLevel } from '@slack/bolt';
 import pino from 'pino';
+import type { ExternalProviders } from '../../src/actions/index.js';
 import { ApprovalService, SlackUserGroups, type ApprovalView, type ProposalSource } from '../../src/approvals/index.js';
 import { readApproval } from '../../src/approvals/store.js';
 import { systemClock } from '../../src/incidents/clock.js';
@@ -73,13 +74,13 @@ export interface ApprovalWorld {
   close(): Promise<void>;
 }
 
-export async function startApprovalWorld(settings: { verifyWindowMs?: number; policy?: Policy } = {}): Promise<ApprovalWorld> {
+export async function startApprovalWorld(settings: { verifyWindowMs?: number; policy?: Policy; providers?: ExternalProviders; catalog?: ServiceCatalog } = {}): Promise<ApprovalWorld> {
   const tmp = mkdtempSync(join(tmpdir(), 'vigil-approvals-'));
   const scenario = await loadScenario(DEMO_SCENARIO);
   const kube = await startActionWorld(scenario.objects);
   const slack = await startFakeSlack({
     users: [ALICE, BOB, MALLORY, ADMIN],
-    usergroups: { S0SREONCALL: [ALICE.id, BOB.id], S0SRELEADS: [] },
+    usergroups: { S0SREONCALL: [ALICE.id, BOB.id], S0SRELEADS: [], S0TEAMCHECKOUT: [BOB.id] },
     channels: [{ id: CHANNEL, name: 'alerts' }],
   });
   const db = await openDatabase(`file:${join(tmp, 'vigil.db')}`);
@@ -96,7 +97,8 @@ export async function startApprovalWorld(settings: { verifyWindowMs?: number; po
     reader: kube.reader,
     executor: kube.impersonation,
     policy: settings.policy ?? loadPolicy(POLICY_FILE),
-    catalog: new ServiceCatalog([{ name: 'checkout', namespace: 'shop', dependsOn: ['checkout-db'], flags: [] }]),
+    catalog: settings.catalog ?? new ServiceCatalog([{ name: 'checkout', namespace: 'shop', dependsOn: ['checkout-db'], flags: [] }]),
+    ...(settings.providers ? { providers: settings.providers } : {}),
     clock: systemClock,
     redactor,
     log,

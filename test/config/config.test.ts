@@ -47,6 +47,17 @@ describe('config', () => {
     expect(loadConfig({ ...valid, SLACK_APP_TOKEN: '', KUBECONFIG: '' }).slack.mode).toBe('http');
   });
 
+  it('writers outside Kubernetes need their own token, distinct from the reader', () => {
+    const ld = { LAUNCHDARKLY_PROJECT: 'shop', LAUNCHDARKLY_READ_TOKEN: 'api-r', LAUNCHDARKLY_WRITE_TOKEN: 'api-w' };
+    expect(loadConfig({ ...valid, ...ld }).flags).toEqual({ project: 'shop', environment: 'production', readToken: 'api-r', writeToken: 'api-w' });
+    expect(loadConfig(valid).flags).toBeUndefined();
+    expect(() => loadConfig({ ...valid, LAUNCHDARKLY_PROJECT: 'shop' })).toThrow(/LAUNCHDARKLY_WRITE_TOKEN: is required with the other LAUNCHDARKLY_\* settings/);
+    expect(() => loadConfig({ ...valid, ...ld, LAUNCHDARKLY_WRITE_TOKEN: 'api-r' })).toThrow(/LAUNCHDARKLY_WRITE_TOKEN: must be a different token/);
+    expect(() => loadConfig({ ...valid, GITHUB_TOKEN: 'ghp-1', GITHUB_WRITE_TOKEN: 'ghp-1' })).toThrow(/GITHUB_WRITE_TOKEN: must be a different token from GITHUB_TOKEN/);
+    expect(loadConfig({ ...valid, GITHUB_TOKEN: 'ghp-1', GITHUB_WRITE_TOKEN: 'ghp-2' }).githubWriteToken).toBe('ghp-2');
+    expect(loadConfig({ ...valid, VIGIL_AUDIT_ANCHOR_INTERVAL: '15' }).auditAnchorIntervalMs).toBe(15 * 60_000);
+  });
+
   it('.env.example documents every setting, and only real ones', () => {
     const example = readFileSync(new URL('../../.env.example', import.meta.url), 'utf8');
     const documented = [...example.matchAll(/^([A-Z][A-Z0-9_]+)=/gm)].map((m) => m[1]);

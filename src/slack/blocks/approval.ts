@@ -85,7 +85,9 @@ function planSections(v: ApprovalView): string[] {
       ? `✓ accepted by the API server as ${codeSpan(p.dryRun.identity, 80)} (${mrkdwnText(p.dryRun.requests.join('; '), BOUNDS.line)})`
       : p.dryRun.status === 'rejected'
         ? `✗ rejected${p.dryRun.code ? ` (HTTP ${p.dryRun.code})` : ''} as ${codeSpan(p.dryRun.identity, 80)}: ${mrkdwnText(p.dryRun.message, BOUNDS.line)}`
-        : `– skipped: ${mrkdwnText(p.dryRun.message, BOUNDS.line)}`;
+        : p.dryRun.status === 'unavailable'
+          ? `– not available as ${codeSpan(p.dryRun.identity, 80)}: ${mrkdwnText(p.dryRun.message, BOUNDS.line)}`
+          : `– skipped: ${mrkdwnText(p.dryRun.message, BOUNDS.line)}`;
   const criteria = p.successCriteria.map((c) => mrkdwnText(c.description, BOUNDS.line));
   const rollback = p.rollback ? `${codeSpan(p.rollback.command, BOUNDS.command)} _(needs its own approval)_` : mrkdwnText(p.rollbackNote ?? 'none', BOUNDS.line);
   return [
@@ -125,7 +127,8 @@ function outcomeSection(v: ApprovalView): string | undefined {
   const lines: string[] = [];
   if (e.status === 'refused') lines.push(`Not executed: ${mrkdwnText(e.message, BOUNDS.reason)}`);
   else {
-    lines.push(`Executed as ${codeSpan(e.identity.user, 80)} (${e.identity.mode === 'token' ? `short-lived token until ${mrkdwnText(e.identity.expiresAt ?? '?', 40)}` : 'impersonation'}): ${e.status}`);
+    const how = e.identity.mode === 'token' ? `short-lived token until ${mrkdwnText(e.identity.expiresAt ?? '?', 40)}` : e.identity.mode === 'api-token' ? "the provider's writer token" : 'impersonation';
+    lines.push(`Executed as ${codeSpan(e.identity.user, 80)} (${how}): ${e.status}`);
     lines.push(...e.writes.filter((w) => !w.dryRun).slice(0, 5).map((w) => `${w.status === 'ok' ? '✓' : '✗'} ${mrkdwnText(w.request, BOUNDS.line)}${w.message ? ` — ${mrkdwnText(w.message, 200)}` : ''}`));
   }
   if (o.verification) {
@@ -138,7 +141,7 @@ function outcomeSection(v: ApprovalView): string | undefined {
 
 function buttons(v: ApprovalView): ActionsBlock {
   const command = v.plan?.command ?? v.proposal.command;
-  const identity = v.plan?.dryRun.status === 'accepted' ? v.plan.dryRun.identity : 'the executor identity';
+  const identity = v.plan?.dryRun.status === 'accepted' || v.plan?.dryRun.status === 'unavailable' ? v.plan.dryRun.identity : 'the executor identity';
   const risk = v.plan ? `risk ${v.plan.risk.score}/100` : 'risk unknown';
   const plain = (text: string, max: number) => ({ type: 'plain_text' as const, text: truncatePlain(text, max) });
   const approve: Button = {

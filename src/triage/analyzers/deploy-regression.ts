@@ -344,7 +344,8 @@ export const deployRegression: Analyzer = {
         : facts.pr && input.service?.repo
           ? {
               action: 'revert_pr',
-              target: { kind: 'Repository', name: input.service.repo },
+              // The workload the revert fixes: policy scope, environment and approvers follow the service.
+              target: component,
               params: { repo: input.service.repo, number: facts.pr },
               command: `gh pr view ${facts.pr} --repo ${input.service.repo} (then "Revert" and deploy)`,
               rationale: `revert PR #${facts.pr}, the change deployed right before the spike (no previous Kubernetes revision known)`,

@@ -35,7 +35,12 @@ function repoPath(b: RenderBase): string {
   return `/repos/${b.owner}/${b.repo}`;
 }
 
-function renderRepo(b: RenderBase): Record<string, unknown> {
+/** GraphQL node ids are global: `PR_<owner>/<repo>#<n>` (opaque to clients, as GitHub's are). */
+export function pullNodeId(b: { owner: string; repo: string }, number: number): string {
+  return `PR_${b.owner}/${b.repo}#${number}`;
+}
+
+export function renderRepo(b: RenderBase, extra: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     id: 4242,
     name: b.repo,
@@ -44,6 +49,7 @@ function renderRepo(b: RenderBase): Record<string, unknown> {
     private: true,
     html_url: `${b.web}/${b.owner}/${b.repo}`,
     url: `${b.api}${repoPath(b)}`,
+    ...extra,
   };
 }
 
@@ -82,7 +88,7 @@ export function renderPullSimple(p: FakePull, b: RenderBase): Record<string, unk
   return {
     url: `${b.api}${repoPath(b)}/pulls/${p.number}`,
     id: 90_000 + p.number,
-    node_id: `PR_${p.number}`,
+    node_id: pullNodeId(b, p.number),
     html_url: `${b.web}/${b.owner}/${b.repo}/pull/${p.number}`,
     number: p.number,
     state: p.state,

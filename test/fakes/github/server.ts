@@ -12,6 +12,9 @@ import { paginate } from './paginate.js';
 import { routeRepo } from './routes.js';
 import type { FakeRepo } from './types.js';
 import { createIssue, readBody, type FakeIssue } from './issues.js';
+import { answerGraphql } from './graphql.js';
+import { renderRepo } from './render.js';
+import type { FakePull } from './types.js';
 
 export type * from './types.js';
 export type { FakeIssue } from './issues.js';
@@ -19,8 +22,14 @@ export type { FakeIssue } from './issues.js';
 export interface FakeGitHubOptions {
   /** `owner/repo` → its data. */
   repos: Record<string, FakeRepo>;
-  /** When set, requests must carry `Authorization: token <token>` (or `Bearer`). */
+  /** When set, requests must carry `Authorization: token <token>` (or `Bearer`); it may read and write. */
   token?: string;
+  /**
+   * More tokens, each with its user and whether it may write (issues, pull requests). A read-only
+   * token's writes answer 403 `Resource not accessible by personal access token`, as fine-grained tokens do.
+   * `app: true` plays a GitHub App installation token (`GET /user` answers 403).
+   */
+  tokens?: Record<string, { login: string; write: boolean; app?: boolean }>;
   /** HTML base for `html_url`s (default `https://github.com`). */
   webUrl?: string;
   /** The server's clock, for `x-ratelimit-reset` (default: the real clock). */
@@ -33,6 +42,8 @@ export interface RecordedGitHubRequest {
   query: Record<string, string>;
   status: number;
   authorized: boolean;
+  /** The token's user, when the request carried a known token. */
+  login?: string;
 }
 
 export interface FakeGitHub {
@@ -43,6 +54,8 @@ export interface FakeGitHub {
   requests: RecordedGitHubRequest[];
   /** Issues created with `POST /repos/{o}/{r}/issues`, in order. */
   issues: FakeIssue[];
+  /** Pull requests opened through GraphQL `revertPullRequest`, with the token's user. */
+  reverts: { repo: string; pull: FakePull; login: string }[];
   /** The next request whose path matches answers `status` with GitHub's error body (once per call). */
   failNext(path: RegExp, status: number, message?: string): void;
   /** The next request answers 403 `API rate limit exceeded` with `x-ratelimit-remaining: 0`. */
@@ -78,14 +91,16 @@ export async function startFakeGitHub(options: FakeGitHubOptions): Promise<FakeG
   const requests: RecordedGitHubRequest[] = [];
   const faults: Fault[] = [];
   const issues: FakeIssue[] = [];
+  const reverts: { repo: string; pull: FakePull; login: string }[] = [];
   let remaining = RATE_LIMIT;
   const resetAt = new Date(now().getTime() + 3600_000);
 
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', `http://${req.headers.host ?? '127.0.0.1'}`);
-    const authorized = checkAuth(req, options.token);
+    const caller = checkAuth(req, options);
+    const authorized = caller.kind;
     const send = (status: number, body: unknown, headers: Record<string, string> = {}): void => {
-      requests.push({ method: req.method ?? 'GET', path: url.pathname, query: Object.fromEntries(url.searchParams), status, authorized: authorized === 'ok' });
+      requests.push({ method: req.method ?? 'GET', path: url.pathname, query: Object.fromEntries(url.searchParams), status, authorized: authorized === 'ok', ...(caller.login ? { login: caller.login } : {}) });
       const reset = headers['x-ratelimit-reset'] ?? String(Math.floor(resetAt.getTime() / 1000));
       res.writeHead(status, {
         'content-type': 'application/json; charset=utf-8',
@@ -112,10 +127,23 @@ export async function startFakeGitHub(options: FakeGitHubOptions): Promise<FakeG
       return fail(403, fault.message, { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(Math.floor(fault.rateLimitReset.getTime() / 1000)) });
     }
     if (fault) return fail(fault.status, fault.message);
+    if (req.method === 'POST' && url.pathname === '/graphql') {
+      void readBody(req).then((raw) => {
+        const answer = answerGraphql(raw, { repos: options.repos, login: caller.login ?? 'anonymous', write: caller.write, web, now: now() });
+        if (answer.opened) reverts.push({ ...answer.opened, login: caller.login ?? 'anonymous' });
+        send(answer.status, answer.body);
+      });
+      return;
+    }
+    if (req.method === 'GET' && url.pathname === '/user') {
+      if (caller.app) return fail(403, 'Resource not accessible by integration');
+      return send(200, { login: caller.login ?? 'anonymous', id: 7001, type: 'User' });
+    }
     const issuePath = /^\/repos\/([^/]+)\/([^/]+)\/issues$/.exec(url.pathname);
     if (req.method === 'POST' && issuePath?.[1] && issuePath[2]) {
       const [owner, repo] = [decodeURIComponent(issuePath[1]), decodeURIComponent(issuePath[2])];
       if (!options.repos[`${owner}/${repo}`]) return fail(404, 'Not Found');
+      if (!caller.write) return fail(403, 'Resource not accessible by personal access token');
       void readBody(req).then((raw) => {
         const created = createIssue(issues, raw, { owner, repo, api: `http://${req.headers.host}`, web, now: now() });
         if (created.status === 201) send(201, created.body, { location: `http://${req.headers.host}/repos/${owner}/${repo}/issues/${created.issue.number}` });
@@ -128,6 +156,10 @@ export async function startFakeGitHub(options: FakeGitHubOptions): Promise<FakeG
     const [, reposSeg, owner, repo, ...rest] = url.pathname.split('/');
     const data = reposSeg === 'repos' && owner && repo ? options.repos[`${owner}/${repo}`] : undefined;
     if (!data || !owner || !repo) return fail(404, 'Not Found');
+    if (rest.length === 0) {
+      const base = { api: `http://${req.headers.host}`, web, owner, repo };
+      return send(200, renderRepo(base, { default_branch: data.defaultBranch ?? 'main', permissions: { admin: false, maintain: false, push: caller.write, triage: true, pull: true } }));
+    }
     const result = routeRepo(data, rest.map(decodeURIComponent), url, { api: `http://${req.headers.host}`, web, owner, repo });
     switch (result.kind) {
       case 'not_found':
@@ -149,6 +181,7 @@ export async function startFakeGitHub(options: FakeGitHubOptions): Promise<FakeG
     repos: options.repos,
     requests,
     issues,
+    reverts,
     failNext(path, status, message) {
       faults.push({ path, status, message: message ?? STATUS_MESSAGES[status] ?? 'Error' });
     },
@@ -173,12 +206,16 @@ function takeFault(faults: Fault[], path: string): Fault | undefined {
   return i >= 0 ? faults.splice(i, 1)[0] : undefined;
 }
 
+type Caller = { kind: 'ok' | 'missing' | 'bad'; login?: string; write: boolean; app?: boolean };
+
 /** Octokit sends `token <t>` (or `bearer <t>` for JWTs). */
-function checkAuth(req: IncomingMessage, token: string | undefined): 'ok' | 'missing' | 'bad' {
-  if (token === undefined) return 'ok';
+function checkAuth(req: IncomingMessage, o: FakeGitHubOptions): Caller {
+  if (o.token === undefined && !o.tokens) return { kind: 'ok', write: true };
   const header = req.headers.authorization;
-  if (!header) return 'missing';
-  const m = /^(?:token|bearer)\s+(.+)$/i.exec(header);
-  return m?.[1] === token ? 'ok' : 'bad';
+  if (!header) return { kind: 'missing', write: false };
+  const t = /^(?:token|bearer)\s+(.+)$/i.exec(header)?.[1];
+  if (t !== undefined && t === o.token) return { kind: 'ok', login: 'vigil-reader', write: true };
+  const known = t !== undefined ? o.tokens?.[t] : undefined;
+  return known ? { kind: 'ok', login: known.login, write: known.write, ...(known.app ? { app: true } : {}) } : { kind: 'bad', write: false };
 }
 
