@@ -244,7 +244,7 @@ export async function startVigil(config: Config, log: Logger, o: VigilOverrides 
   });
   registerListeners(app, desk, log);
   registerHypothesisListeners(app, desk, log);
-  if (tracing) runner.tracer = tracing.tracer;
+  if (tracing) runner.tracer = postmortem.tracer = tracing.tracer;
   thread.onSynced = () => desk.scheduleHomeRefresh();
   if (approvals) {
     registerApprovalListeners(app, approvals, log);

@@ -9,15 +9,20 @@
  * when the reader may not impersonate, by a SubjectAccessReview for that user (needs `create
  * subjectaccessreviews`, e.g. run doctor with admin credentials), or with `--executor token` by minting
  * a 10-minute token (a TokenRequest: the one request doctor makes that creates something).
+ * With LAUNCHDARKLY_* or GITHUB_WRITE_TOKEN set it also checks the writers outside Kubernetes
+ * (src/cli/doctor-writers.ts): the reader tokens cannot write, and what the writer tokens may do.
  *
- * Exit codes: 0 all good (warnings may be printed); 1 the reader can write (a safety failure) or lacks
- * a required read; 2 bad settings, bad policy file, or the cluster cannot be reached.
+ * Exit codes: 0 all good (warnings may be printed); 1 the reader can write (a safety failure: RBAC, a
+ * reader token that can change a flag or push, or one token as both reader and writer) or lacks a
+ * required read; 2 bad settings, bad policy or catalog file, or the cluster or a provider cannot be
+ * reached (or rejects a token).
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import * as k8s from '@kubernetes/client-node';
 import { DEFAULT_EXECUTOR_SA, impersonateExecutor, mintExecutorToken } from '../actions/executor.js';
 import { envSchema } from '../config/schema.js';
+import { checkWriters, hasWriters, prepareWriters, type WriterSetup } from './doctor-writers.js';
 import { loadKubeConfig } from '../evidence/kubernetes/client.js';
 import { loadPolicy, type Policy } from '../policy/index.js';
 import { environmentOf, globMatches, writeBan } from '../policy/match.js';
@@ -185,12 +190,16 @@ Checks with SelfSubjectAccessReviews that Vigil's reader identity (KUBECONFIG / 
 VIGIL_KUBE_IN_CLUSTER) cannot write and can read what investigations need, and what the executor
 (${EXECUTOR_USER}) may do compared with the write policy
 (VIGIL_POLICY_FILE, else deploy/policy.example.yaml).
+With LAUNCHDARKLY_PROJECT/_READ_TOKEN/_WRITE_TOKEN or GITHUB_WRITE_TOKEN set, also proves for the flags and
+repositories of the catalog (VIGIL_CATALOG_FILE) that the reader token cannot write (a dry-run flag PATCH
+that changes nothing; GitHub's permissions.push) and reports what the writer token may do.
   --policy FILE     the write policy to compare with (default: VIGIL_POLICY_FILE, else the example)
   --namespace NS    also check these namespaces (repeatable or comma-separated)
   --executor MODE   how to check the executor: auto (impersonate, else SubjectAccessReview), impersonate,
                     token (mints a 10-minute token), sar, skip. Default auto.
   --timeout SECONDS per request (default 10)
-Exit codes: 0 all good, 1 the reader can write or misses a read permission, 2 bad settings or cluster unreachable.`;
+Exit codes: 0 all good, 1 the reader (RBAC or a reader token) can write or misses a read permission,
+2 bad settings or the cluster or a provider unreachable.`;
 
 type ExecutorMode = 'auto' | 'impersonate' | 'token' | 'sar' | 'skip';
 
@@ -241,6 +250,7 @@ interface Setup {
   kc: k8s.KubeConfig;
   policy: Policy;
   policyNote: string;
+  writers: WriterSetup;
 }
 
 function prepare(o: DoctorOptions, env: Record<string, string | undefined>): Setup {
@@ -268,7 +278,13 @@ function prepare(o: DoctorOptions, env: Record<string, string | undefined>): Set
     throw new DoctorSetupError(err instanceof Error ? err.message : String(err));
   }
   const policyNote = file ? `policy ${file}` : `policy ${EXAMPLE_POLICY} (VIGIL_POLICY_FILE is unset: Vigil itself runs read-only; comparing with the example)`;
-  return { kc, policy, policyNote };
+  let writers: WriterSetup;
+  try {
+    writers = prepareWriters(env);
+  } catch (err) {
+    throw new DoctorSetupError(err instanceof Error ? err.message : String(err));
+  }
+  return { kc, policy, policyNote, writers };
 }
 
 /** Answers "may I …" for one identity, in one namespace (undefined: cluster-wide). */
@@ -353,6 +369,8 @@ interface Output {
   lines: string[];
   safetyFailure: boolean;
   missingRead: boolean;
+  /** A reader token outside Kubernetes can write (doctor-writers.ts). */
+  tokenSafetyFailure: boolean;
 }
 
 async function checkReader(probe: Probe, scopes: string[], extraReadScopes: string[], out: Output): Promise<void> {
@@ -491,7 +509,7 @@ async function checkExecutor(setup: Setup, o: DoctorOptions, out: Output): Promi
 
 /**
  * `vigil doctor [options]`: prints the report and returns the exit code (0 good, 1 reader can write or
- * misses a read, 2 bad settings or unreachable cluster). `print` receives each line (default stdout).
+ * misses a read, 2 bad settings or an unreachable cluster or provider). `print` receives each line (default stdout).
  */
 export async function runDoctor(argv: string[], env: Record<string, string | undefined>, print: (line: string) => void = (l) => console.log(l)): Promise<number> {
   let o: DoctorOptions;
@@ -521,12 +539,14 @@ export async function runDoctor(argv: string[], env: Record<string, string | und
     return 2;
   }
 
-  const out: Output = { lines: [], safetyFailure: false, missingRead: false };
+  const out: Output = { lines: [], safetyFailure: false, missingRead: false, tokenSafetyFailure: false };
   const writeScopes = [...new Set([...policyNamespaces(setup.policy).names, ...o.namespaces, SA.namespace])];
   try {
     await checkReader(reader, writeScopes, o.namespaces, out);
     await checkExecutorPath(reader, out);
     await checkExecutor(setup, o, out);
+    if (hasWriters(setup.writers)) await checkWriters(setup.writers, o.timeoutMs, out);
+    else out.lines.push('', 'Writers outside Kubernetes: skipped (no LAUNCHDARKLY_* settings and no GITHUB_WRITE_TOKEN: Vigil writes only to Kubernetes)');
   } catch (err) {
     for (const l of out.lines) print(l);
     print(`✗ a permission check failed: ${explain(err)}`);
@@ -534,14 +554,13 @@ export async function runDoctor(argv: string[], env: Record<string, string | und
   }
   for (const l of out.lines) print(l);
   print('');
-  if (out.safetyFailure) {
-    print('✗ FAILED: the reader identity can write. Fix the RBAC above before running Vigil.');
-    return 1;
-  }
+  if (out.safetyFailure) print('✗ FAILED: the reader identity can write. Fix the RBAC above before running Vigil.');
+  if (out.tokenSafetyFailure) print('✗ FAILED: a reader token can write outside Kubernetes. Fix the tokens above before running Vigil.');
+  if (out.safetyFailure || out.tokenSafetyFailure) return 1;
   if (out.missingRead) {
     print('✗ FAILED: the reader misses read permissions investigations need (see ✗ above; deploy/reader-rbac.yaml has them all).');
     return 1;
   }
-  print('✓ OK: the reader cannot write and can read what investigations need.');
+  print(`✓ OK: the reader cannot write${hasWriters(setup.writers) ? ' (nor can its tokens outside Kubernetes)' : ''} and can read what investigations need.`);
   return 0;
 }

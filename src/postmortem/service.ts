@@ -13,6 +13,8 @@ import { renderPostmortemMarkdown } from './markdown.js';
 import { writeProse, type NarratedPostmortem } from './prose.js';
 import { loadPostmortemRecord } from './record.js';
 import type { Postmortem } from './types.js';
+import type { Tracer } from '@opentelemetry/api';
+import { inSpan, recordAgentEvent, rootContext } from '../audit/tracing.js';
 
 export interface PostmortemGitHubSettings {
   /** A ready client (tests, shared app client); otherwise one is made from `token` and `baseUrl`. */
@@ -61,6 +63,9 @@ const MAX_ISSUE_BODY = 65_000;
  * rows are stored redacted, but a detector added since must still apply to what is published.
  */
 export class PostmortemService {
+  /** Set by the composition root when traces are on. */
+  tracer: Tracer | undefined;
+
   private readonly octokit: Octokit | undefined;
   private readonly now: () => Date;
 
@@ -99,7 +104,19 @@ export class PostmortemService {
       audits.push(recordAudit(db, { incidentId, actor: 'vigil', kind, data: { ...redactor.redactValue(data), requestedBy }, at: this.now() }).catch((err: unknown) => log.warn({ err: String(err) }, 'audit write failed')));
     };
     try {
-      const r = await writeProse(pm, { provider, redactor, ...(this.deps.modelBudget ? { budget: this.deps.modelBudget } : {}), onEvent: (e) => audit(`postmortem.${e.type}`, { ...e }) });
+      // One trace per draft, with a GenAI span per model call, as investigations have.
+      const tracer = this.tracer;
+      const r = await inSpan(tracer, 'vigil.postmortem.prose', rootContext(), { 'vigil.incident.id': incidentId }, (_span, ctx) =>
+        writeProse(pm, {
+          provider,
+          redactor,
+          ...(this.deps.modelBudget ? { budget: this.deps.modelBudget } : {}),
+          onEvent: (e) => {
+            audit(`postmortem.${e.type}`, { ...e });
+            recordAgentEvent(tracer, ctx, e);
+          },
+        }),
+      );
       const credit = r.postmortem.prose;
       audit('postmortem.prose', { ...credit, ...(credit.by === 'rules' ? { provider: provider.name, model: provider.model } : {}), calls: r.calls, usage: r.usage });
       return r.postmortem;

@@ -5,47 +5,12 @@
  * resourceNames, so a by-name grant becomes a grant in that namespace (doctor only asks by name where
  * the manifests grant by name).
  */
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { parseAllDocuments } from 'yaml';
-import { runDoctor } from '../../src/cli/doctor.js';
-import { startFakeKube, type FakeKube, type Identity, type PolicyRule } from '../fakes/kubernetes/server.js';
-
-const deployDir = new URL('../../deploy/', import.meta.url).pathname;
-const POLICY = `${deployDir}policy.example.yaml`;
-const EXECUTOR = 'system:serviceaccount:vigil:vigil-executor';
-
-interface Manifest {
-  kind: string;
-  metadata: { name: string; namespace?: string };
-  rules?: { apiGroups: string[]; resources: string[]; verbs: string[] }[];
-  roleRef?: { kind: string; name: string };
-  subjects?: { kind: string; name: string; namespace?: string }[];
-}
-const manifests: Manifest[] = readdirSync(deployDir)
-  .filter((f) => f.endsWith('.yaml') && !['policy.example.yaml', 'kustomization.yaml', 'executor-token.yaml'].includes(f))
-  .flatMap((f) => parseAllDocuments(readFileSync(`${deployDir}${f}`, 'utf8')).map((d) => d.toJS() as Manifest));
-
-/** The fake's rules for what deploy/ binds to ServiceAccount vigil/<sa>. */
-function rulesFromManifests(sa: string): PolicyRule[] {
-  const rules: PolicyRule[] = [];
-  for (const b of manifests.filter((m) => m.kind === 'RoleBinding' || m.kind === 'ClusterRoleBinding')) {
-    if (!b.subjects!.some((s) => s.name === sa && s.namespace === 'vigil')) continue;
-    const role = manifests.find((m) => m.kind === b.roleRef!.kind && m.metadata.name === b.roleRef!.name && (m.kind === 'ClusterRole' || m.metadata.namespace === b.metadata.namespace))!;
-    for (const r of role.rules!) rules.push({ verbs: r.verbs, apiGroups: r.apiGroups, resources: r.resources, ...(b.kind === 'RoleBinding' ? { namespaces: [b.metadata.namespace!] } : {}) });
-  }
-  return rules;
-}
-
-const readerRules = rulesFromManifests('vigil');
-const reader: Identity = { user: 'system:serviceaccount:vigil:vigil', rules: readerRules, canImpersonate: [EXECUTOR] };
-const executor: Identity = { user: EXECUTOR, rules: rulesFromManifests('vigil-executor') };
+import { startFakeKube, type FakeKube } from '../fakes/kubernetes/server.js';
+import { doctor, EXECUTOR, executor, kubeconfig, POLICY, reader, readerRules, removeTempFiles } from './doctor-harness.js';
 
 let kube: FakeKube;
-const dirs: string[] = [];
 
 beforeAll(async () => {
   kube = await startFakeKube({
@@ -66,36 +31,12 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await kube.close();
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  removeTempFiles();
 });
 
 afterEach(() => {
   kube.audit.length = 0;
 });
-
-/** A kubeconfig file for the fake, as an operator would have one (client-node refuses plain HTTP without skip-TLS-verify). */
-function kubeconfig(server: string, token: string): string {
-  const dir = mkdtempSync(join(tmpdir(), 'vigil-doctor-'));
-  dirs.push(dir);
-  const file = join(dir, 'config');
-  writeFileSync(
-    file,
-    `apiVersion: v1
-kind: Config
-clusters: [{ name: fake, cluster: { server: "${server}", insecure-skip-tls-verify: true } }]
-users: [{ name: vigil, user: { token: ${token} } }]
-contexts: [{ name: fake, context: { cluster: fake, user: vigil } }]
-current-context: fake
-`,
-  );
-  return file;
-}
-
-async function doctor(argv: string[], env: Record<string, string | undefined>): Promise<{ code: number; text: string }> {
-  const lines: string[] = [];
-  const code = await runDoctor(['doctor', ...argv], env, (l) => lines.push(l));
-  return { code, text: lines.join('\n') };
-}
 
 /** The lines of the executor's section for one namespace. */
 function section(text: string, ns: string): string {

@@ -12,6 +12,8 @@ import type { ModelProvider } from '../../src/agent/types.js';
 import { renderPostmortemMarkdown } from '../../src/postmortem/markdown.js';
 import { PROSE_SYSTEM } from '../../src/postmortem/prose-brief.js';
 import { PostmortemService } from '../../src/postmortem/service.js';
+import { InMemorySpanExporter } from '@opentelemetry/sdk-trace';
+import { createTracing } from '../../src/audit/tracing.js';
 import { createRedactor } from '../../src/redact/index.js';
 import { SlackChat } from '../../src/slack/chat.js';
 import type { Db } from '../../src/store/db.js';
@@ -122,6 +124,23 @@ describe('postmortem prose by the model', () => {
     const prose = await auditOf('postmortem.prose');
     expect(prose.at(-1)).toMatchObject({ by: 'model', calls: 1, usage: { priced: true } });
     if (which === 'anthropic') expect(prose.at(-1)!.usage).toMatchObject({ inputTokens: 3000, outputTokens: 200, costUsd: (3000 * 2 + 200 * 10) / 1_000_000 });
+  });
+
+  it('traces the prose step: one postmortem span with a GenAI chat span per model call', async () => {
+    const exporter = new InMemorySpanExporter();
+    const tracing = createTracing({ exporter })!;
+    const { provider } = await anthropic([anthropicProse]);
+    const service = serviceWith(provider);
+    service.tracer = tracing.tracer;
+    await service.postDraft(pw.incidentId, 'U0BOB');
+    const spans = [...exporter.getFinishedSpans()];
+    await tracing.shutdown(); // clears the in-memory exporter
+    const root = spans.find((sp) => sp.name === 'vigil.postmortem.prose')!;
+    expect(root.attributes['vigil.incident.id']).toBe(pw.incidentId);
+    const chat = spans.filter((sp) => sp.name.startsWith('chat '));
+    expect(chat).toHaveLength(1);
+    expect(chat[0]!.parentSpanContext?.spanId).toBe(root.spanContext().spanId);
+    expect(chat[0]!.attributes).toMatchObject({ 'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': 'anthropic', 'gen_ai.usage.input_tokens': 3000 });
   });
 
   it('follows the store: a changed approver and alert time change the facts sent, the facts shown and the prose', async () => {
