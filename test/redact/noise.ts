@@ -85,4 +85,8 @@ export const NOISE: readonly string[] = [
   '1 2 3 4 5 6 7 8 9 10 11 12 13 14 15',
   'icon@2x.png',
   'order 123-45-6789',
+  // snake_case names with a live/test infix are not tokens
+  'feature_test_suiteForCheckoutFlow',
+  'db_prod_replicationLagSeconds',
+  'go_test_TestCheckoutRetriesOnTimeout',
 ];

@@ -95,6 +95,7 @@ export function plantAll(rng: Rng): Planted[] {
   const xapp = 'xa' + 'pp-1-A' + chars(rng, UPPER + DIGITS, 10) + '-' + chars(rng, DIGITS, 13) + '-' + chars(rng, '0123456789abcdef', 64);
   const webhook = `T${chars(rng, UPPER + DIGITS, 8)}/B${chars(rng, UPPER + DIGITS, 10)}/${token(rng, 24)}`;
   const stripe = 'sk' + '_live_' + token(rng, 24);
+  const vendor = 'sf' + '_live_' + chars(rng, '0123456789abcdef', 32);
   const openai = 'sk-' + 'proj-' + token(rng, 48, '_-');
   const openaiLegacy = 'sk-' + token(rng, 48);
   const anthropic = 'sk-' + 'ant-api03-' + token(rng, 93, '_-');
@@ -130,6 +131,7 @@ export function plantAll(rng: Rng): Planted[] {
     { kind: 'slack_token', secret: xapp, line: `socket mode app token ${xapp}` },
     { kind: 'slack_webhook', secret: webhook, line: `POST https://hooks.slack.com/services/${webhook} 200`, url: `https://hooks.slack.com/services/${webhook}` },
     { kind: 'stripe_key', secret: stripe, line: `stripe.api_key set to ${stripe}` },
+    { kind: 'api_key', secret: vendor, line: `forwarding upstream=checkout headers=X-Upstream-Token ${vendor}` },
     { kind: 'openai_key', secret: openai, line: `OPENAI_API_KEY=${openai}` },
     { kind: 'openai_key', secret: openaiLegacy, line: `using model key ${openaiLegacy}` },
     { kind: 'anthropic_key', secret: anthropic, line: `x-api-key: ${anthropic}` },

@@ -89,6 +89,19 @@ export const providerTokenDetectors: readonly Detector[] = [
     hints: ['sk_live_', 'sk_test_', 'rk_live_', 'rk_test_', 'whsec_'],
   },
   {
+    // Many vendors copy Stripe's shape: `<vendor>_live_…` / `_test_` (Razorpay `rzp_live_`, Paystack,
+    // internal `sf_live_` service tokens). A bare one in a header or URL has no key name to give it away,
+    // so the shape is the signal; letters and digits both required keeps `feature_test_suite…` names out.
+    name: 'vendor_live_token',
+    kind: 'api_key',
+    pattern: /(?<![A-Za-z0-9_])[a-z][a-z0-9]{1,11}_(?:live|test|prod|secret)_[A-Za-z0-9]{16,250}(?![A-Za-z0-9_])/dg,
+    hints: ['_live_', '_test_', '_prod_', '_secret_'],
+    select: (m) => {
+      const tail = m[0].slice(m[0].lastIndexOf('_') + 1);
+      return /[0-9]/.test(tail) && /[A-Za-z]/.test(tail) ? matchSpan(m) : null;
+    },
+  },
+  {
     name: 'google_oauth_token',
     kind: 'google_oauth_token',
     pattern: /(?<![A-Za-z0-9_-])ya29\.[A-Za-z0-9_-]{20,2000}(?![A-Za-z0-9_-])/dg,
