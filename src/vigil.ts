@@ -248,6 +248,7 @@ export async function startVigil(config: Config, log: Logger, o: VigilOverrides 
   thread.onSynced = () => desk.scheduleHomeRefresh();
   if (approvals) {
     registerApprovalListeners(app, approvals, log);
+    approvals.onChanged = () => desk.scheduleHomeRefresh();
     // After every report, the leading supported hypothesis's fix becomes an approval card (idempotent).
     runner.afterReport = (incidentId) => approvals.proposeLeading(incidentId).then(() => undefined);
   }

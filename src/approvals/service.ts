@@ -61,6 +61,8 @@ const BEFORE_PLANNING: ReadonlySet<DenyCode> = new Set(['stopped', 'invalid_prop
 export class ApprovalService {
   private readonly inFlight = new Set<Promise<unknown>>();
   private readonly execution: ApprovalExecution;
+  /** Called after any request's card changed (App Home shows pending approvals). */
+  onChanged: (() => void) | undefined;
 
   constructor(private readonly deps: ApprovalDeps) {
     this.execution = new ApprovalExecution(deps, {
@@ -373,13 +375,14 @@ export class ApprovalService {
     const card = renderApprovalCard(v, { pingApprovers: this.deps.settings?.pingApprovers ?? true });
     if (row.cardTs) {
       await chat.update(row.channelId, row.cardTs, card);
-      return;
+    } else {
+      const tag = { incidentId: row.incidentId, purpose: `approval:${id}` };
+      const found = await chat.findTagged(row.channelId, row.threadTs ?? undefined, tag).catch(() => undefined);
+      const ts = found ?? (await chat.post(row.channelId, row.threadTs ?? undefined, card, tag)).ts;
+      if (found) await chat.update(row.channelId, found, card);
+      await db.approvalRequest.update({ where: { id }, data: { cardTs: ts } });
     }
-    const tag = { incidentId: row.incidentId, purpose: `approval:${id}` };
-    const found = await chat.findTagged(row.channelId, row.threadTs ?? undefined, tag).catch(() => undefined);
-    const ts = found ?? (await chat.post(row.channelId, row.threadTs ?? undefined, card, tag)).ts;
-    if (found) await chat.update(row.channelId, found, card);
-    await db.approvalRequest.update({ where: { id }, data: { cardTs: ts } });
+    this.onChanged?.();
   }
 
   private async note(incidentId: string, purpose: string, icon: string, text: string, by: string): Promise<void> {

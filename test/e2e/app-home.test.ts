@@ -1,6 +1,6 @@
 /** App Home: the shared view of open incidents, leading hypotheses and pending approvals, refreshed as they change. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { appHomeOpenedEnvelope } from '../fakes/slack/index.js';
+import { appHomeOpenedEnvelope, blockActionsPayload } from '../fakes/slack/index.js';
 import { ALERT_CHANNEL, startWorld, type World } from '../support/world.js';
 import { DEMO_SCENARIO } from './helpers.js';
 
@@ -26,6 +26,22 @@ describe('App Home', () => {
     expect(view).toMatch(/H1 checkout scaled to 0/);
     expect(view).toMatch(/1 fix awaiting approval/);
     expect(world.slack.rejections).toEqual([]);
+  });
+
+  it('is republished when an approval is decided: a rejected fix no longer awaits approval', async () => {
+    const request = await world.vigil!.db.prisma.approvalRequest.findFirstOrThrow({ where: { status: 'pending' } });
+    const card = world.slack.message(ALERT_CHANNEL, request.cardTs!)!;
+    const res = await world.slack.sendInteraction(
+      blockActionsPayload({
+        user: { id: 'U0VIGILSRE', name: 'alice' },
+        channel: ALERT_CHANNEL,
+        message: { ts: card.ts, ...(card.thread_ts ? { thread_ts: card.thread_ts } : {}), text: card.text ?? '', blocks: card.blocks ?? [] },
+        action: { action_id: 'approval_reject', value: request.id, block_id: `approval:${request.id}` },
+      }),
+    );
+    expect(res.status).toBe(200);
+    await world.slack.waitFor(() => (published('U0BOB').length > 0 && !JSON.stringify(published('U0BOB').at(-1)!.body['view']).includes('awaiting approval')) || undefined, { timeoutMs: 10_000 });
+    expect((await world.vigil!.db.prisma.approvalRequest.findUniqueOrThrow({ where: { id: request.id } })).status).toBe('rejected');
   });
 
   it('is republished for its viewers when an incident changes', async () => {
