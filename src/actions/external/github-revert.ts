@@ -89,7 +89,7 @@ export class GitHubReverts implements RevertProvider {
 
   async findOpen(repo: string, marker: string): Promise<PullRequestState | undefined> {
     const { owner, repo: name } = parseRepo(repo);
-    const pulls = await this.writer.paginate(this.writer.rest.pulls.list, { owner, repo: name, state: 'open', per_page: 100 });
+    const pulls = await this.reader.paginate(this.reader.rest.pulls.list, { owner, repo: name, state: 'open', per_page: 100 });
     const found = pulls.find((p) => (p.body ?? '').includes(marker));
     return found ? toState(repo, found as RestPull) : undefined;
   }

@@ -71,7 +71,7 @@ export interface RevertProvider {
   pull(repo: string, number: number): Promise<PullRequestState | undefined>;
   /** With the writer token: who it is and whether it may push (open a branch and a pull request). */
   writerAccess(repo: string): Promise<RepoAccess>;
-  /** An open pull request whose body carries `marker` (a revert opened before a restart). */
+  /** With the reader token: an open pull request whose body carries `marker` (a revert opened before a restart). */
   findOpen(repo: string, marker: string): Promise<PullRequestState | undefined>;
   /** Opens the revert pull request (GitHub's own "Revert" button); never merges it. */
   openRevert(pull: PullRequestState, text: { title: string; body: string }): Promise<{ pull: PullRequestState; write: ProviderWrite }>;
