@@ -20,11 +20,20 @@ import { loadScenario, type Scenario } from '../scenarios/load.js';
 import { startFakeGitHub, type FakeGitHub } from '../fakes/github/server.js';
 import { repoScenario } from '../fakes/github/builders.js';
 import { startFakeLoki, type FakeLoki } from '../fakes/loki/server.js';
+import { startFakeLaunchDarkly, type FakeFlag, type FakeLaunchDarkly } from '../fakes/launchdarkly/server.js';
 import { buildSeries, prometheusSkipReason, startPrometheus, type RunningPrometheus } from './prometheus.js';
 import { stringify as toYaml } from 'yaml';
 
 export const ALERT_CHANNEL = 'C0ALERTS';
 export const READER_TOKEN = 'vigil-reader-token';
+/** The fake GitHub's reader token (GITHUB_TOKEN) and, with `githubWriter`, the writer's (GITHUB_WRITE_TOKEN). */
+export const GITHUB_READER_TOKEN = 'ghp-fake-reader';
+export const GITHUB_WRITER = { token: 'ghp-fake-writer', login: 'vigil-bot' };
+/** The fake LaunchDarkly's tokens, with `launchDarkly`: a reader role and a separate writer role. */
+export const LAUNCHDARKLY_TOKENS = {
+  reader: { token: 'api-fake-ld-reader', name: 'vigil-reader' },
+  writer: { token: 'api-fake-ld-writer', name: 'vigil-flag-writer' },
+};
 export const DEMO_USERS = [
   { id: 'U0VIGILSRE', name: 'alice', real_name: 'Alice Oncall' },
   { id: 'U0BOB', name: 'bob', real_name: 'Bob Responder' },
@@ -51,6 +60,19 @@ export interface WorldOptions {
   slackExtraTokens?: string[];
   /** Make the fake Slack enforce a per-channel posting rate (answers 429 like Slack when exceeded). */
   slackPostRate?: { perSecond: number; burst: number };
+  /** More Slack user groups (id → member ids), added to the default S0SREONCALL (a group named here replaces it). */
+  usergroups?: Record<string, string[]>;
+  /**
+   * Start a fake LaunchDarkly holding the scenario's flags in their state after its flag changes (the
+   * latest `after` per flag and environment), and set the LAUNCHDARKLY_* settings with a reader and a
+   * separate writer token (LAUNCHDARKLY_TOKENS). `project` defaults to `default`.
+   */
+  launchDarkly?: boolean | { project?: string };
+  /**
+   * Give the fake GitHub a separate writer token (GITHUB_WRITER, may push) and set GITHUB_WRITE_TOKEN;
+   * the reader token then may not write, as a least-privileged reader. Needs a scenario with `github`.
+   */
+  githubWriter?: boolean;
 }
 
 export interface World {
@@ -61,6 +83,8 @@ export interface World {
   prometheus?: RunningPrometheus;
   loki?: FakeLoki;
   github?: FakeGitHub;
+  /** Started with the `launchDarkly` option. */
+  launchDarkly?: FakeLaunchDarkly;
   /** Why a source the scenario wanted is not running (e.g. no Prometheus binary outside CI). */
   skipped: string[];
   vigil?: Vigil;
@@ -80,9 +104,10 @@ export interface World {
 
 export async function startWorld(o: WorldOptions): Promise<World> {
   const scenario = await loadScenario(o.scenarioDir, { onset: o.onset, noise: o.noise });
+  if (o.githubWriter && !scenario.github) throw new Error(`githubWriter needs a scenario with github repositories (${scenario.id} has none)`);
   const tmp = mkdtempSync(join(tmpdir(), 'vigil-world-'));
   const signingSecret = randomBytes(16).toString('hex');
-  const slack = await startFakeSlack({ ...(o.slackPostRate ? { postRatePerChannel: o.slackPostRate } : {}), ...(o.slackExtraTokens ? { extraTokens: o.slackExtraTokens } : {}), users: DEMO_USERS, usergroups: { S0SREONCALL: ['U0VIGILSRE'] }, channels: [{ id: ALERT_CHANNEL, name: 'alerts' }] as never });
+  const slack = await startFakeSlack({ ...(o.slackPostRate ? { postRatePerChannel: o.slackPostRate } : {}), ...(o.slackExtraTokens ? { extraTokens: o.slackExtraTokens } : {}), users: DEMO_USERS, usergroups: { S0SREONCALL: ['U0VIGILSRE'], ...o.usergroups }, channels: [{ id: ALERT_CHANNEL, name: 'alerts' }] as never });
   const kube = await startFakeKube({ objects: scenario.objects, logs: scenario.logs });
   const kubeconfigPath = join(tmp, 'kubeconfig.yaml');
   writeFileSync(
@@ -132,8 +157,24 @@ export async function startWorld(o: WorldOptions): Promise<World> {
       for (const d of r.deployments) b.deployment({ sha: d.sha, environment: d.environment, creator: d.creator, at: new Date(d.at), states: [[d.state as never, new Date(d.at)]] });
       repos[name] = b.repo;
     }
-    github = await startFakeGitHub({ repos, token: 'ghp-fake-reader' });
+    github = await startFakeGitHub({
+      repos,
+      ...(o.githubWriter
+        ? { tokens: { [GITHUB_READER_TOKEN]: { login: 'vigil-reader', write: false }, [GITHUB_WRITER.token]: { login: GITHUB_WRITER.login, write: true } } }
+        : { token: GITHUB_READER_TOKEN }),
+    });
   }
+  const ldProject = typeof o.launchDarkly === 'object' ? (o.launchDarkly.project ?? 'default') : 'default';
+  const launchDarkly = o.launchDarkly
+    ? await startFakeLaunchDarkly({
+        project: ldProject,
+        flags: flagsAfterChanges(scenario),
+        tokens: {
+          [LAUNCHDARKLY_TOKENS.reader.token]: { name: LAUNCHDARKLY_TOKENS.reader.name, role: 'reader' },
+          [LAUNCHDARKLY_TOKENS.writer.token]: { name: LAUNCHDARKLY_TOKENS.writer.name, role: 'writer' },
+        },
+      })
+    : undefined;
   let catalogFile: string | undefined;
   if (scenario.catalog) {
     catalogFile = join(tmp, 'catalog.yaml');
@@ -153,7 +194,16 @@ export async function startWorld(o: WorldOptions): Promise<World> {
     ...(o.policyFile ? { VIGIL_POLICY_FILE: o.policyFile } : {}),
     ...(prometheus ? { PROMETHEUS_URL: prometheus.url } : {}),
     ...(loki ? { LOKI_URL: loki.url } : {}),
-    ...(github ? { GITHUB_API_URL: github.url, GITHUB_TOKEN: 'ghp-fake-reader' } : {}),
+    ...(github ? { GITHUB_API_URL: github.url, GITHUB_TOKEN: GITHUB_READER_TOKEN } : {}),
+    ...(o.githubWriter ? { GITHUB_WRITE_TOKEN: GITHUB_WRITER.token } : {}),
+    ...(launchDarkly
+      ? {
+          LAUNCHDARKLY_API_URL: launchDarkly.url,
+          LAUNCHDARKLY_PROJECT: ldProject,
+          LAUNCHDARKLY_READ_TOKEN: LAUNCHDARKLY_TOKENS.reader.token,
+          LAUNCHDARKLY_WRITE_TOKEN: LAUNCHDARKLY_TOKENS.writer.token,
+        }
+      : {}),
     ...(catalogFile ? { VIGIL_CATALOG_FILE: catalogFile } : {}),
     LOG_LEVEL: 'warn',
     ...o.env,
@@ -169,6 +219,7 @@ export async function startWorld(o: WorldOptions): Promise<World> {
     prometheus,
     loki,
     github,
+    launchDarkly,
     skipped,
     config,
     env,
@@ -223,9 +274,24 @@ export async function startWorld(o: WorldOptions): Promise<World> {
       await prometheus?.stop();
       await loki?.close();
       await github?.close();
+      await launchDarkly?.close();
       rmSync(tmp, { recursive: true, force: true });
     },
   };
   if (o.startApp !== false) await world.start();
   return world;
+}
+
+const OFF = new Set(['off', 'false', 'disabled', '0']);
+
+/** The scenario's flags as the flag tool holds them now: per flag and environment, the latest change's `after`. */
+function flagsAfterChanges(scenario: Scenario): FakeFlag[] {
+  const flags = new Map<string, FakeFlag>();
+  for (const f of [...scenario.flags].sort((a, b) => Date.parse(a.at) - Date.parse(b.at))) {
+    const flag = flags.get(f.flag) ?? { key: f.flag, environments: {} };
+    const env = f.environment ?? 'production';
+    flag.environments[env] = { on: !OFF.has(f.after.trim().toLowerCase()), version: (flag.environments[env]?.version ?? 1) + 1, lastModified: Date.parse(f.at) };
+    flags.set(f.flag, flag);
+  }
+  return [...flags.values()];
 }

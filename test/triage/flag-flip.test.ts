@@ -72,7 +72,8 @@ describe('flag-flip', () => {
       status: 'supported',
       component: { kind: 'FeatureFlag', name: 'new-checkout-flow' },
       facts: { flag: 'new-checkout-flow', before: 'off', after: 'on', actor: 'dana', metric: 'error_ratio' },
-      mitigation: { action: 'flip_flag', params: { flag: 'new-checkout-flow', to: 'off' } },
+      // The fix targets the workload the flag changes, so policy can scope it to the incident's service.
+      mitigation: { action: 'flip_flag', target: { kind: 'Deployment', namespace: 'shop', name: 'checkout' }, params: { flag: 'new-checkout-flow', to: 'off' } },
     });
     expect(f!.confidence).toBeGreaterThanOrEqual(0.8);
     expect(f!.affected).toContainEqual({ kind: 'Deployment', namespace: 'shop', name: 'checkout' });

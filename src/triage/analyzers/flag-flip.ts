@@ -77,7 +77,8 @@ export const flagFlip: Analyzer = {
       const mitigation: MitigationProposal | undefined = to
         ? {
             action: 'flip_flag',
-            target: component,
+            // The workload the flag changes: policy scope, environment and approvers follow its service.
+            target: { kind: t.kind, namespace: t.namespace, name: t.name },
             params: { flag, to },
             command: `set flag ${flag} to "${to}" in the flag tool`,
             rationale: `${flag} was "${to}" before ${c.actor} flipped it, and ${t.name} served without these errors then`,
