@@ -60,7 +60,7 @@ export async function planMitigation(ctx: PlanContext, proposal: MitigationPropo
 
 export async function executeMitigation(executor: ApprovedExecutor, plan: Plan): Promise<ExecutionResult> {
   const action = getAction(plan.action);
-  if (!action) return { status: 'refused', message: `${plan.action} cannot be executed by Vigil yet` };
+  if (!action) return { status: 'refused', message: isExternalAction(plan.action) ? `${plan.action} runs through its provider, not the Kubernetes executor` : `unknown action ${plan.action}` };
   return action.execute(executor, plan);
 }
 
