@@ -373,16 +373,20 @@ export class ApprovalService {
     const row = await db.approvalRequest.findUnique({ where: { id } });
     if (!v || !row) return;
     const card = renderApprovalCard(v, { pingApprovers: this.deps.settings?.pingApprovers ?? true });
-    if (row.cardTs) {
-      await chat.update(row.channelId, row.cardTs, card);
-    } else {
-      const tag = { incidentId: row.incidentId, purpose: `approval:${id}` };
-      const found = await chat.findTagged(row.channelId, row.threadTs ?? undefined, tag).catch(() => undefined);
-      const ts = found ?? (await chat.post(row.channelId, row.threadTs ?? undefined, card, tag)).ts;
-      if (found) await chat.update(row.channelId, found, card);
-      await db.approvalRequest.update({ where: { id }, data: { cardTs: ts } });
+    try {
+      if (row.cardTs) {
+        await chat.update(row.channelId, row.cardTs, card);
+      } else {
+        const tag = { incidentId: row.incidentId, purpose: `approval:${id}` };
+        const found = await chat.findTagged(row.channelId, row.threadTs ?? undefined, tag).catch(() => undefined);
+        const ts = found ?? (await chat.post(row.channelId, row.threadTs ?? undefined, card, tag)).ts;
+        if (found) await chat.update(row.channelId, found, card);
+        await db.approvalRequest.update({ where: { id }, data: { cardTs: ts } });
+      }
+    } finally {
+      // The status changed in the store whether or not Slack took the card.
+      this.onChanged?.();
     }
-    this.onChanged?.();
   }
 
   private async note(incidentId: string, purpose: string, icon: string, text: string, by: string): Promise<void> {

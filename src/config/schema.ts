@@ -79,7 +79,8 @@ export const envSchema = z
     LAUNCHDARKLY_ENVIRONMENT: z.string().regex(/^[\w.-]+$/, 'expects a LaunchDarkly environment key, e.g. production').default('production'),
     LAUNCHDARKLY_READ_TOKEN: z.string().optional(),
     LAUNCHDARKLY_WRITE_TOKEN: z.string().optional(),
-    VIGIL_AUDIT_ANCHOR_INTERVAL: positiveInt('minutes between audit.anchor log lines').optional(),
+    // Node timers overflow past 2^31 ms (about 24.8 days): bounded below that.
+    VIGIL_AUDIT_ANCHOR_INTERVAL: positiveInt('minutes between audit.anchor log lines').max(35_000, 'expects at most 35000 minutes (about 24 days)').optional(),
     GITHUB_ISSUES_REPO: z.string().regex(/^[\w.-]+\/[\w.-]+$/, 'expects owner/name').optional(),
     GITHUB_ISSUES_TOKEN: z.string().optional(),
     GITHUB_ISSUES_LABELS: list.optional(),

@@ -89,4 +89,5 @@ export const NOISE: readonly string[] = [
   'feature_test_suiteForCheckoutFlow',
   'db_prod_replicationLagSeconds',
   'go_test_TestCheckoutRetriesOnTimeout',
+  'app_prod_nodepool2024blue',
 ];

@@ -96,6 +96,8 @@ export function plantAll(rng: Rng): Planted[] {
   const webhook = `T${chars(rng, UPPER + DIGITS, 8)}/B${chars(rng, UPPER + DIGITS, 10)}/${token(rng, 24)}`;
   const stripe = 'sk' + '_live_' + token(rng, 24);
   const vendor = 'sf' + '_live_' + chars(rng, '0123456789abcdef', 32);
+  const razorpay = 'rzp' + '_live_' + 'ILgsfZCZoF1KMb';
+  const twoPart = 'acme_svc' + '_live_' + token(rng, 20) + '7';
   const openai = 'sk-' + 'proj-' + token(rng, 48, '_-');
   const openaiLegacy = 'sk-' + token(rng, 48);
   const anthropic = 'sk-' + 'ant-api03-' + token(rng, 93, '_-');
@@ -132,6 +134,8 @@ export function plantAll(rng: Rng): Planted[] {
     { kind: 'slack_webhook', secret: webhook, line: `POST https://hooks.slack.com/services/${webhook} 200`, url: `https://hooks.slack.com/services/${webhook}` },
     { kind: 'stripe_key', secret: stripe, line: `stripe.api_key set to ${stripe}` },
     { kind: 'api_key', secret: vendor, line: `forwarding upstream=checkout headers=X-Upstream-Token ${vendor}` },
+    { kind: 'api_key', secret: razorpay, line: `payment gateway client init ${razorpay}` },
+    { kind: 'api_key', secret: twoPart, line: `calling partner with ${twoPart}` },
     { kind: 'openai_key', secret: openai, line: `OPENAI_API_KEY=${openai}` },
     { kind: 'openai_key', secret: openaiLegacy, line: `using model key ${openaiLegacy}` },
     { kind: 'anthropic_key', secret: anthropic, line: `x-api-key: ${anthropic}` },

@@ -94,11 +94,17 @@ export const providerTokenDetectors: readonly Detector[] = [
     // so the shape is the signal; letters and digits both required keeps `feature_test_suite…` names out.
     name: 'vendor_live_token',
     kind: 'api_key',
-    pattern: /(?<![A-Za-z0-9_])[a-z][a-z0-9]{1,11}_(?:live|test|prod|secret)_[A-Za-z0-9]{16,250}(?![A-Za-z0-9_])/dg,
+    pattern: /(?<![A-Za-z0-9_])[a-z][a-z0-9]{1,11}(?:_[a-z][a-z0-9]{1,11})?_(?<infix>live|test|prod|secret)_(?<tail>[A-Za-z0-9]{14,250})(?![A-Za-z0-9_])/dg,
     hints: ['_live_', '_test_', '_prod_', '_secret_'],
+    // `_live_`/`_test_` are the vendors' convention: 14+ random characters (Razorpay key ids are 14).
+    // `_prod_`/`_secret_` also name ordinary things (`app_prod_nodepool2024blue`): 24+. Digits and letters
+    // both required: an all-letter tail is a camelCase name far more often than a token (the few
+    // all-letter tokens this misses are still caught under a sensitive key or an auth header).
     select: (m) => {
-      const tail = m[0].slice(m[0].lastIndexOf('_') + 1);
-      return /[0-9]/.test(tail) && /[A-Za-z]/.test(tail) ? matchSpan(m) : null;
+      const tail = m.groups?.['tail'] ?? '';
+      const strongInfix = m.groups?.['infix'] === 'live' || m.groups?.['infix'] === 'test';
+      const mixed = /[0-9]/.test(tail) && /[A-Za-z]/.test(tail);
+      return mixed && (strongInfix || tail.length >= 24) ? matchSpan(m) : null;
     },
   },
   {
