@@ -23,15 +23,23 @@ export interface WriterSetup {
   launchDarkly?: LaunchDarklySettings;
   github?: GitHubRevertSettings;
   catalog: ServiceCatalog;
-  /** `catalog shop.yaml`, or why there is none. */
-  catalogNote: string;
+  /** VIGIL_CATALOG_FILE; unset, there are no flags or repositories to check. */
+  catalogFile?: string;
 }
 
 /** What the section adds to doctor's report. */
 export interface WriterOutput {
   lines: string[];
-  /** A reader token can write, or one token is both reader and writer (exit 1). */
-  tokenSafetyFailure: boolean;
+  /**
+   * Each way a reader token can write, or one token that is both reader and writer (exit 1). Recorded
+   * as it is found, so that a provider error later in the section cannot hide it.
+   */
+  tokenLeaks: string[];
+  /**
+   * Per configured provider that never refused the reader, why (no flags, nothing readable, ...).
+   * Empty: every configured provider refused the reader at least once, or it has no reader token.
+   */
+  tokenUnproven: string[];
 }
 
 /** The provider could not be asked (unreachable, a rejected token): exit 2 with this message. */
@@ -74,29 +82,39 @@ export function prepareWriters(env: Record<string, string | undefined>): WriterS
       : {}),
     ...(s.GITHUB_WRITE_TOKEN ? { github: { ...(s.GITHUB_API_URL ? { baseUrl: s.GITHUB_API_URL } : {}), ...(s.GITHUB_TOKEN ? { readToken: s.GITHUB_TOKEN } : {}), writeToken: s.GITHUB_WRITE_TOKEN } } : {}),
     catalog,
-    catalogNote: s.VIGIL_CATALOG_FILE ? `catalog ${s.VIGIL_CATALOG_FILE}` : 'no catalog (VIGIL_CATALOG_FILE is unset)',
+    ...(s.VIGIL_CATALOG_FILE ? { catalogFile: s.VIGIL_CATALOG_FILE } : {}),
   };
 }
 
 /** Whether there is anything to check; when not, doctor prints one line instead of the section. */
 export const hasWriters = (s: WriterSetup): boolean => s.launchDarkly !== undefined || s.github !== undefined;
 
+/**
+ * Appends the section to `out`. Throws WriterCheckError when a provider cannot be asked; the leaks and
+ * the SAFETY FAILURE block found until then are in `out` all the same.
+ */
 export async function checkWriters(s: WriterSetup, timeoutMs: number, out: WriterOutput): Promise<void> {
-  out.lines.push('', `Writers outside Kubernetes (${s.catalogNote}):`);
-  const leaks: string[] = [];
-  if (s.launchDarkly) await checkLaunchDarkly(s.launchDarkly, [...new Set(s.catalog.services.flatMap((x) => x.flags))], timeoutMs, out.lines, leaks);
-  else out.lines.push('  LaunchDarkly: skipped (LAUNCHDARKLY_PROJECT / _READ_TOKEN / _WRITE_TOKEN are unset: Vigil flips no flags)');
-  if (s.github) await checkGitHub(s.github, [...new Set(s.catalog.services.flatMap((x) => (x.repo ? [x.repo] : [])))], timeoutMs, out.lines, leaks);
-  else out.lines.push('  GitHub: skipped (GITHUB_WRITE_TOKEN is unset: Vigil opens no revert pull requests)');
-  if (!leaks.length) return;
-  out.tokenSafetyFailure = true;
-  out.lines.push(
-    '',
-    '  ✗✗✗ SAFETY FAILURE: a reader token can WRITE outside Kubernetes. ✗✗✗',
-    '  Vigil investigates with these tokens; every write must go through the writer token after a human',
-    '  approval. Give the reader a read-only token (LaunchDarkly role reader; GitHub read-only contents):',
-    ...leaks.map((l) => `    - ${l}`),
-  );
+  out.lines.push('', `Writers outside Kubernetes (${s.catalogFile ? `catalog ${s.catalogFile}` : 'no catalog (VIGIL_CATALOG_FILE is unset)'}):`);
+  const none = (what: string): string => (s.catalogFile ? `the catalog names no ${what}` : `no catalog (VIGIL_CATALOG_FILE is unset), so no ${what}`);
+  const unproven = (provider: string, why: string | undefined): void => {
+    if (why) out.tokenUnproven.push(`${provider}: ${why}`);
+  };
+  try {
+    if (s.launchDarkly) unproven('LaunchDarkly', await checkLaunchDarkly(s.launchDarkly, [...new Set(s.catalog.services.flatMap((x) => x.flags))], none('flags'), timeoutMs, out));
+    else out.lines.push('  LaunchDarkly: skipped (LAUNCHDARKLY_PROJECT / _READ_TOKEN / _WRITE_TOKEN are unset: Vigil flips no flags)');
+    if (s.github) unproven('GitHub', await checkGitHub(s.github, [...new Set(s.catalog.services.flatMap((x) => (x.repo ? [x.repo] : [])))], none('repositories'), timeoutMs, out));
+    else out.lines.push('  GitHub: skipped (GITHUB_WRITE_TOKEN is unset: Vigil opens no revert pull requests)');
+  } finally {
+    if (out.tokenLeaks.length) {
+      out.lines.push(
+        '',
+        '  ✗✗✗ SAFETY FAILURE: a reader token can WRITE outside Kubernetes. ✗✗✗',
+        '  Vigil investigates with these tokens; every write must go through the writer token after a human',
+        '  approval. Give the reader a read-only token (LaunchDarkly role reader; GitHub read-only contents):',
+        ...out.tokenLeaks.map((l) => `    - ${l}`),
+      );
+    }
+  }
 }
 
 const callerSchema = z.object({ tokenId: z.string().optional(), tokenName: z.string().optional(), memberId: z.string().optional(), serviceToken: z.boolean().optional() });
@@ -128,13 +146,15 @@ async function answered<T>(p: Promise<T>): Promise<T> {
   }
 }
 
-async function checkLaunchDarkly(s: LaunchDarklySettings, flags: string[], timeoutMs: number, lines: string[], leaks: string[]): Promise<void> {
+/** Checks one provider's tokens; returns why it never refused the reader, if it did not. */
+async function checkLaunchDarkly(s: LaunchDarklySettings, flags: string[], noFlags: string, timeoutMs: number, out: WriterOutput): Promise<string | undefined> {
+  const { lines, tokenLeaks: leaks } = out;
   const api = (s.apiUrl ?? 'https://app.launchdarkly.com').replace(/\/+$/, '');
   lines.push(`  LaunchDarkly (project ${s.project}, environment ${s.environment}, ${api}):`);
   if (s.readToken === s.writeToken) {
     lines.push('    ✗ LAUNCHDARKLY_READ_TOKEN and LAUNCHDARKLY_WRITE_TOKEN hold the same token: the reader is the writer');
     leaks.push('LAUNCHDARKLY_READ_TOKEN is LAUNCHDARKLY_WRITE_TOKEN (one token in both settings)');
-    return;
+    return undefined;
   }
   const reader = await callerIdentity(api, s.readToken, 'LAUNCHDARKLY_READ_TOKEN', timeoutMs);
   const writer = await callerIdentity(api, s.writeToken, 'LAUNCHDARKLY_WRITE_TOKEN', timeoutMs);
@@ -147,7 +167,7 @@ async function checkLaunchDarkly(s: LaunchDarklySettings, flags: string[], timeo
 
   if (!flags.length) {
     lines.push('    · no flags named in the catalog (services[].flags): no dry runs');
-    return;
+    return `${noFlags} (services[].flags) to dry-run`;
   }
   const settings = { ...s, timeoutMs };
   const asWriter = new LaunchDarklyFlags(settings);
@@ -156,6 +176,7 @@ async function checkLaunchDarkly(s: LaunchDarklySettings, flags: string[], timeo
   const asReader = new LaunchDarklyFlags({ ...settings, readToken: s.writeToken, writeToken: s.readToken });
   const comment = 'vigil doctor: dry run that sets the flag to the state it already has (nothing changes)';
   const states: FlagState[] = [];
+  let refused = 0;
 
   lines.push('    Reader token must not change flags (dry-run PATCH, test + replace with the current state):');
   for (const flag of flags) {
@@ -176,11 +197,14 @@ async function checkLaunchDarkly(s: LaunchDarklySettings, flags: string[], timeo
     if (w.status === 'ok') {
       lines.push(`      ✗ CAN change ${flag} — LaunchDarkly accepted the reader's dry run`);
       leaks.push(`LAUNCHDARKLY_READ_TOKEN ${describeCaller(reader)}: may change ${flag} in ${s.environment}`);
-    } else if (w.code === 401 || w.code === 403) lines.push(`      ✓ cannot change ${flag} (HTTP ${w.code})`);
-    else lines.push(`      ⚠ ${flag}: not proven, the dry run was refused for another reason: ${w.message ?? `HTTP ${w.code}`}`);
+    } else if (w.code === 401 || w.code === 403) {
+      refused++;
+      lines.push(`      ✓ cannot change ${flag} (HTTP ${w.code})`);
+    } else lines.push(`      ⚠ ${flag}: not proven, the dry run was refused for another reason: ${w.message ?? `HTTP ${w.code}`}`);
   }
 
-  if (!states.length) return;
+  const why = refused ? undefined : states.length ? 'no dry run of the reader was refused for lack of rights (see ⚠ above)' : 'the reader could read none of the catalog flags (see ⚠ above)';
+  if (!states.length) return why;
   lines.push(`    Writer token may flip (the same dry run as ${writer.tokenName ?? 'the writer'}):`);
   for (const state of states) {
     const w = await answered(asWriter.setTargeting(state.key, s.environment, { on: state.on, expectOn: state.on, comment, dryRun: true }));
@@ -188,6 +212,7 @@ async function checkLaunchDarkly(s: LaunchDarklySettings, flags: string[], timeo
     else if (w.code === 401 || w.code === 403) lines.push(`      ⚠ may not flip ${state.key} (HTTP ${w.code}): flips would be refused`);
     else lines.push(`      ⚠ ${state.key}: the dry run was refused: ${w.message ?? `HTTP ${w.code}`}`);
   }
+  return why;
 }
 
 const httpStatus = (err: unknown): number | undefined => (err as { status?: number }).status;
@@ -204,12 +229,14 @@ async function githubLogin(octokit: Octokit, setting: string, timeoutMs: number)
   }
 }
 
-async function checkGitHub(s: GitHubRevertSettings, repos: string[], timeoutMs: number, lines: string[], leaks: string[]): Promise<void> {
+/** Checks one provider's tokens; returns why it never refused the reader, if it did not (no reader token: nothing to refuse). */
+async function checkGitHub(s: GitHubRevertSettings, repos: string[], noRepos: string, timeoutMs: number, out: WriterOutput): Promise<string | undefined> {
+  const { lines, tokenLeaks: leaks } = out;
   lines.push(`  GitHub (${s.baseUrl ?? 'https://api.github.com'}):`);
   if (s.readToken === s.writeToken) {
     lines.push('    ✗ GITHUB_TOKEN and GITHUB_WRITE_TOKEN hold the same token: the reader is the writer');
     leaks.push('GITHUB_TOKEN is GITHUB_WRITE_TOKEN (one token in both settings)');
-    return;
+    return undefined;
   }
   const client = (auth: string): Octokit => new Octokit({ ...(s.baseUrl ? { baseUrl: s.baseUrl.replace(/\/+$/, '') } : {}), auth, userAgent: 'vigil-sre-agent', log: { debug() {}, info() {}, warn() {}, error() {} } });
   const reader = s.readToken ? client(s.readToken) : undefined;
@@ -218,9 +245,10 @@ async function checkGitHub(s: GitHubRevertSettings, repos: string[], timeoutMs: 
   lines.push(`    reader token (GITHUB_TOKEN): ${readerLogin ?? 'unset (anonymous reads cannot write)'}`, `    writer token (GITHUB_WRITE_TOKEN): ${writerLogin}`);
   if (!repos.length) {
     lines.push('    · no repositories named in the catalog (services[].repo): nothing to check');
-    return;
+    return reader ? `${noRepos} (services[].repo) to check` : undefined;
   }
 
+  let refused = 0;
   if (reader) {
     lines.push('    Reader token must not push (permissions.push):');
     for (const repo of repos) {
@@ -236,8 +264,10 @@ async function checkGitHub(s: GitHubRevertSettings, repos: string[], timeoutMs: 
       if (push === true) {
         lines.push(`      ✗ CAN push to ${repo}`);
         leaks.push(`GITHUB_TOKEN (${readerLogin}): may push to ${repo}`);
-      } else if (push === false) lines.push(`      ✓ cannot push to ${repo}`);
-      else lines.push(`      ⚠ ${repo}: GitHub reported no permissions for the reader`);
+      } else if (push === false) {
+        refused++;
+        lines.push(`      ✓ cannot push to ${repo}`);
+      } else lines.push(`      ⚠ ${repo}: GitHub reported no permissions for the reader`);
     }
   }
 
@@ -251,4 +281,5 @@ async function checkGitHub(s: GitHubRevertSettings, repos: string[], timeoutMs: 
       lines.push(`      ⚠ ${repo}: ${firstLine(err)}: reverts would be refused`);
     }
   }
+  return !reader || refused ? undefined : 'GitHub denied the reader push on none of the catalog repositories (see ⚠ above)';
 }

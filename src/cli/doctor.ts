@@ -369,8 +369,9 @@ interface Output {
   lines: string[];
   safetyFailure: boolean;
   missingRead: boolean;
-  /** A reader token outside Kubernetes can write (doctor-writers.ts). */
-  tokenSafetyFailure: boolean;
+  /** How reader tokens outside Kubernetes can write, and what was not proven (doctor-writers.ts). */
+  tokenLeaks: string[];
+  tokenUnproven: string[];
 }
 
 async function checkReader(probe: Probe, scopes: string[], extraReadScopes: string[], out: Output): Promise<void> {
@@ -509,7 +510,8 @@ async function checkExecutor(setup: Setup, o: DoctorOptions, out: Output): Promi
 
 /**
  * `vigil doctor [options]`: prints the report and returns the exit code (0 good, 1 reader can write or
- * misses a read, 2 bad settings or an unreachable cluster or provider). `print` receives each line (default stdout).
+ * misses a read, 2 bad settings or an unreachable cluster or provider, unless a write was found before
+ * it: that stays 1). `print` receives each line (default stdout).
  */
 export async function runDoctor(argv: string[], env: Record<string, string | undefined>, print: (line: string) => void = (l) => console.log(l)): Promise<number> {
   let o: DoctorOptions;
@@ -539,7 +541,7 @@ export async function runDoctor(argv: string[], env: Record<string, string | und
     return 2;
   }
 
-  const out: Output = { lines: [], safetyFailure: false, missingRead: false, tokenSafetyFailure: false };
+  const out: Output = { lines: [], safetyFailure: false, missingRead: false, tokenLeaks: [], tokenUnproven: [] };
   const writeScopes = [...new Set([...policyNamespaces(setup.policy).names, ...o.namespaces, SA.namespace])];
   try {
     await checkReader(reader, writeScopes, o.namespaces, out);
@@ -548,19 +550,30 @@ export async function runDoctor(argv: string[], env: Record<string, string | und
     if (hasWriters(setup.writers)) await checkWriters(setup.writers, o.timeoutMs, out);
     else out.lines.push('', 'Writers outside Kubernetes: skipped (no LAUNCHDARKLY_* settings and no GITHUB_WRITE_TOKEN: Vigil writes only to Kubernetes)');
   } catch (err) {
+    // A write found before the error is still a safety failure: it must not turn into "could not check".
     for (const l of out.lines) print(l);
     print(`✗ a permission check failed: ${explain(err)}`);
-    return 2;
+    return printSafetyFailures(out, print) ? 1 : 2;
   }
   for (const l of out.lines) print(l);
+  if (printSafetyFailures(out, print)) return 1;
   print('');
-  if (out.safetyFailure) print('✗ FAILED: the reader identity can write. Fix the RBAC above before running Vigil.');
-  if (out.tokenSafetyFailure) print('✗ FAILED: a reader token can write outside Kubernetes. Fix the tokens above before running Vigil.');
-  if (out.safetyFailure || out.tokenSafetyFailure) return 1;
   if (out.missingRead) {
     print('✗ FAILED: the reader misses read permissions investigations need (see ✗ above; deploy/reader-rbac.yaml has them all).');
     return 1;
   }
-  print(`✓ OK: the reader cannot write${hasWriters(setup.writers) ? ' (nor can its tokens outside Kubernetes)' : ''} and can read what investigations need.`);
+  // "Nor can its tokens" only where each configured provider was seen refusing the reader.
+  const tokensProven = hasWriters(setup.writers) && !out.tokenUnproven.length;
+  print(`✓ OK: the reader cannot write${tokensProven ? ' (nor can its tokens outside Kubernetes)' : ''} and can read what investigations need.`);
+  if (out.tokenUnproven.length) print(`⚠ Not proven that the reader's tokens outside Kubernetes cannot write: ${out.tokenUnproven.join('; ')}.`);
   return 0;
+}
+
+/** The FAILED lines for every write the reader was found able to make; whether there was any. */
+function printSafetyFailures(out: Output, print: (line: string) => void): boolean {
+  if (!out.safetyFailure && !out.tokenLeaks.length) return false;
+  print('');
+  if (out.safetyFailure) print('✗ FAILED: the reader identity can write. Fix the RBAC above before running Vigil.');
+  if (out.tokenLeaks.length) print(`✗ FAILED: a reader token can write outside Kubernetes (${out.tokenLeaks.join('; ')}). Fix the tokens above before running Vigil.`);
+  return true;
 }

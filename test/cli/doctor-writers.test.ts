@@ -9,7 +9,7 @@ import { repoScenario } from '../fakes/github/builders.js';
 import { startFakeGitHub, type FakeGitHub } from '../fakes/github/server.js';
 import { startFakeKube, type FakeKube } from '../fakes/kubernetes/server.js';
 import { startFakeLaunchDarkly, type FakeLaunchDarkly, type FakeToken } from '../fakes/launchdarkly/server.js';
-import { doctor, executor, kubeconfig, POLICY, reader, removeTempFiles, tempFile } from './doctor-harness.js';
+import { doctor, executor, kubeconfig, POLICY, reader, readerRules, removeTempFiles, tempFile } from './doctor-harness.js';
 
 const CATALOG = `services:
   - { name: checkout, namespace: shop, repo: acme/checkout, flags: [new-checkout-flow, dark-mode] }
@@ -25,7 +25,12 @@ let base: Record<string, string>;
 const running: { close(): Promise<void> }[] = [];
 
 beforeAll(async () => {
-  kube = await startFakeKube({ objects: [{ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'vigil-executor', namespace: 'vigil' } }], identities: { reader, executor } });
+  kube = await startFakeKube({ objects: [{ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'vigil-executor', namespace: 'vigil' } }], identities: {
+      reader,
+      executor,
+      'leaky-reader': { ...reader, user: 'leaky', rules: [...readerRules, { verbs: ['patch'], apiGroups: ['apps'], resources: ['deployments'], namespaces: ['shop'] }] },
+    },
+  });
 });
 afterAll(async () => {
   await kube.close();
@@ -111,12 +116,50 @@ describe('vigil doctor: writers outside Kubernetes', () => {
       expect(gh.requests.some((r) => r.path === '/repos/acme/cart' && r.login === 'vigil-reader')).toBe(true);
     });
 
-    it('says when the catalog names no flags or repositories', async () => {
+    it('says when the catalog names no flags or repositories, and does not claim the tokens were proven', async () => {
       const { code, text } = await doctor([], { ...base, VIGIL_CATALOG_FILE: tempFile('catalog.yaml', 'services:\n  - { name: api, namespace: shop }\n') });
       expect(code, text).toBe(0);
       expect(text).toContain('· no flags named in the catalog (services[].flags): no dry runs');
       expect(text).toContain('· no repositories named in the catalog (services[].repo): nothing to check');
       expect(ld.requests.some((r) => r.method === 'PATCH')).toBe(false);
+      expect(text).toContain('✓ OK: the reader cannot write and can read what investigations need.');
+      expect(text).not.toContain('nor can its tokens');
+      expect(text).toContain(
+        "⚠ Not proven that the reader's tokens outside Kubernetes cannot write: LaunchDarkly: the catalog names no flags (services[].flags) to dry-run; GitHub: the catalog names no repositories (services[].repo) to check.",
+      );
+    });
+
+    it('without a catalog, names VIGIL_CATALOG_FILE as why nothing was proven', async () => {
+      const { VIGIL_CATALOG_FILE, ...noCatalog } = base;
+      const { code, text } = await doctor([], noCatalog);
+      expect(code, text).toBe(0);
+      expect(text).toContain('Writers outside Kubernetes (no catalog (VIGIL_CATALOG_FILE is unset)):');
+      expect(text).not.toContain('nor can its tokens');
+      expect(text).toContain('LaunchDarkly: no catalog (VIGIL_CATALOG_FILE is unset), so no flags (services[].flags) to dry-run');
+      expect(text).toContain('GitHub: no catalog (VIGIL_CATALOG_FILE is unset), so no repositories (services[].repo) to check');
+    });
+
+    it('a provider that never refused the reader (it could read nothing) is named as not proven; the other is', async () => {
+      const catalog = tempFile('catalog.yaml', 'services:\n  - { name: checkout, namespace: shop, repo: acme/checkout, flags: [dark-mode] }\n');
+      gh.failNext(/^\/repos\/acme\/checkout$/, 404); // the reader's read; the writer's goes through
+      const githubBlind = await doctor([], { ...base, VIGIL_CATALOG_FILE: catalog });
+      expect(githubBlind.code, githubBlind.text).toBe(0);
+      expect(githubBlind.text).toContain('✓ cannot change dark-mode (HTTP 403)');
+      expect(githubBlind.text).toContain('⚠ acme/checkout: the reader cannot read it (HTTP 404)');
+      expect(githubBlind.text).not.toContain('nor can its tokens');
+      expect(githubBlind.text).toContain(
+        "⚠ Not proven that the reader's tokens outside Kubernetes cannot write: GitHub: GitHub denied the reader push on none of the catalog repositories (see ⚠ above).",
+      );
+
+      ld.failNext(/\/dark-mode$/, 403); // the reader's read of the only flag
+      const launchDarklyBlind = await doctor([], { ...base, VIGIL_CATALOG_FILE: catalog });
+      expect(launchDarklyBlind.code, launchDarklyBlind.text).toBe(0);
+      expect(launchDarklyBlind.text).toContain('⚠ dark-mode: cannot read it');
+      expect(launchDarklyBlind.text).toContain('✓ cannot push to acme/checkout');
+      expect(launchDarklyBlind.text).not.toContain('nor can its tokens');
+      expect(launchDarklyBlind.text).toContain(
+        "⚠ Not proven that the reader's tokens outside Kubernetes cannot write: LaunchDarkly: the reader could read none of the catalog flags (see ⚠ above).",
+      );
     });
 
     it('a flag the catalog names but LaunchDarkly does not have is a warning', async () => {
@@ -157,6 +200,53 @@ describe('vigil doctor: writers outside Kubernetes', () => {
     expect(text).not.toContain('✗ FAILED: the reader identity can write'); // the RBAC is fine
     expect(text).not.toContain('✓ OK');
     expectNoFlagChanged();
+  });
+
+  describe('a write found before a provider error still fails with exit 1', () => {
+    it('a LaunchDarkly reader leak on the first flag, then LaunchDarkly errors on the next', async () => {
+      await start({ ...goodLd, [LD_READ]: { name: 'vigil-reader', role: 'writer' } }, goodGh);
+      for (let i = 0; i < 3; i++) ld.failNext(/\/flags\/shop\/dark-mode$/, 503); // every attempt of the read after the leak
+      const { code, text } = await doctor([], base);
+      expect(code, text).toBe(1);
+      expect(text).toContain('✗ CAN change new-checkout-flow');
+      expect(text).toContain('✗ a permission check failed: LaunchDarkly GET flag dark-mode');
+      expect(text).toContain('- LAUNCHDARKLY_READ_TOKEN vigil-reader (tok-vigil-reader, service token): may change new-checkout-flow in production');
+      expect(text).toContain(
+        '✗ FAILED: a reader token can write outside Kubernetes (LAUNCHDARKLY_READ_TOKEN vigil-reader (tok-vigil-reader, service token): may change new-checkout-flow in production)',
+      );
+      expect(text).not.toContain('GitHub ('); // the section stopped at the error
+      expect(text).not.toContain('✓ OK');
+      expectNoFlagChanged();
+    });
+
+    it('a LaunchDarkly reader leak, then GitHub cannot be reached', async () => {
+      await start({ ...goodLd, [LD_READ]: { name: 'vigil-reader', role: 'writer' } }, goodGh);
+      await gh.close();
+      running.splice(running.indexOf(gh), 1);
+      const { code, text } = await doctor([], base);
+      expect(code, text).toBe(1);
+      expect(text).toContain('✗ a permission check failed: GitHub GET /user with GITHUB_TOKEN');
+      expect(text).toContain('✗ FAILED: a reader token can write outside Kubernetes (LAUNCHDARKLY_READ_TOKEN vigil-reader (tok-vigil-reader, service token): may change new-checkout-flow in production; LAUNCHDARKLY_READ_TOKEN vigil-reader (tok-vigil-reader, service token): may change dark-mode in production)');
+    });
+
+    it('a reader RBAC that can write, then a rejected LaunchDarkly token', async () => {
+      await start(goodLd, goodGh);
+      const { code, text } = await doctor([], { ...base, KUBECONFIG: kubeconfig(kube.url, 'leaky-reader'), LAUNCHDARKLY_READ_TOKEN: 'api-unknown' });
+      expect(code, text).toBe(1);
+      expect(text).toContain('✗ a permission check failed: LaunchDarkly rejected LAUNCHDARKLY_READ_TOKEN (HTTP 401)');
+      expect(text).toContain('✗ FAILED: the reader identity can write. Fix the RBAC above before running Vigil.');
+      expect(text).not.toContain('✗ FAILED: a reader token');
+    });
+
+    it('with nothing unsafe seen, a provider error is still exit 2', async () => {
+      await start(goodLd, goodGh);
+      for (let i = 0; i < 3; i++) ld.failNext(/\/flags\/shop\/dark-mode$/, 503);
+      const { code, text } = await doctor([], base);
+      expect(code, text).toBe(2);
+      expect(text).toContain('✓ cannot change new-checkout-flow (HTTP 403)');
+      expect(text).toContain('✗ a permission check failed: LaunchDarkly GET flag dark-mode');
+      expect(text).not.toContain('FAILED');
+    });
   });
 
   it('a GitHub reader token that may push fails with exit 1, naming it', async () => {
