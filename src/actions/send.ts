@@ -63,9 +63,12 @@ export async function sendWrite(apis: WriteApis, w: KubeWrite, o: SendOptions): 
   } catch (err) {
     if (err instanceof k8s.ApiException) {
       const body = parseStatus(err.body);
-      return { request, dryRun: o.dryRun, status: 'rejected', code: err.code, message: body.message ?? `HTTP ${err.code}`, ...(body.reason ? { reason: body.reason } : {}) };
+      // A 5xx on a real write says nothing about whether etcd took it.
+      const uncertain = !o.dryRun && err.code >= 500;
+      return { request, dryRun: o.dryRun, status: 'rejected', code: err.code, message: body.message ?? `HTTP ${err.code}`, ...(body.reason ? { reason: body.reason } : {}), ...(uncertain ? { uncertain } : {}) };
     }
-    return { request, dryRun: o.dryRun, status: 'rejected', message: err instanceof Error ? err.message : String(err) };
+    // No answer at all (timeout, connection reset): a real write may have been applied.
+    return { request, dryRun: o.dryRun, status: 'rejected', message: err instanceof Error ? err.message : String(err), ...(o.dryRun ? {} : { uncertain: true }) };
   }
 }
 

@@ -83,7 +83,7 @@ export type SuccessCriterion = (
   | { kind: 'cronjob_suspended'; target: ObjectRef; suspend: boolean }
   | { kind: 'pod_replaced'; target: ObjectRef; uid: string; owner?: ObjectRef; readyAtLeast?: number }
   | { kind: 'flag_state'; flag: string; environment: string; on: boolean }
-  | { kind: 'revert_pr_open'; repo: string; number: number; /** Carried in the revert's body: finds the one this plan opened. */ marker: string }
+  | { kind: 'revert_pr_open'; repo: string; number: number; /** Carried in a Vigil revert's body. */ marker: string; /** GitHub's revert title (one opened by hand). */ title?: string }
   | ({ kind: 'metric' } & MetricCriterion)
 ) & { description: string; withinSeconds: number };
 
@@ -220,6 +220,11 @@ export interface WriteOutcome {
   code?: number;
   reason?: string;
   message?: string;
+  /**
+   * No clear answer (timeout, connection lost, 5xx): the request may have been applied. Counted as sent
+   * by the limits, and verification decides what happened.
+   */
+  uncertain?: boolean;
 }
 
 export type ExecutionResult =

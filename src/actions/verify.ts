@@ -88,7 +88,7 @@ async function check(c: SuccessCriterion, reader: TargetReader, options: VerifyO
     case 'revert_pr_open': {
       const github = options.providers?.github;
       if (!github) return result(false, 'no GitHub access to check this');
-      const open = await github.findOpen(c.repo, c.marker);
+      const open = await github.findOpen(c.repo, c.marker, c.title);
       return result(!!open, open ? `#${open.number} open for review: ${open.url}` : 'no open revert found');
     }
     case 'metric': {

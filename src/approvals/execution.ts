@@ -81,7 +81,9 @@ export class ApprovalExecution {
     if (decision.approvals > approvers) return { status: 'refused', reason: `refused: the policy now needs ${decision.approvals} approvals (risk ${plan.risk.score}/100), ${approvers} given; propose again`, decision, plan };
 
     const execution = await this.write(v.incidentId, plan, approval);
-    const sent = execution.status !== 'refused' && execution.writes.some((w) => w.status === 'ok' && !w.dryRun);
+    // A write without a clear answer may have landed: the limits count it, and verification decides.
+    const uncertain = execution.status === 'rejected' && execution.writes.some((w) => w.uncertain);
+    const sent = execution.status !== 'refused' && (uncertain || execution.writes.some((w) => w.status === 'ok' && !w.dryRun));
     // Recorded before verifying: the rate, loop and budget limits count what reached the API server.
     await db.approvalRequest.update({
       where: { id: v.id },
@@ -93,7 +95,7 @@ export class ApprovalExecution {
       kind: 'approval.executed',
       data: redactor.redactValue({ requestId: v.id, approvedBy: approval.userId, status: execution.status, ...(execution.status !== 'refused' ? { identity: execution.identity, annotation: execution.annotation, writes: execution.writes } : { message: execution.message }) }),
     });
-    if (execution.status !== 'applied') return { status: 'failed', reason: `not applied: ${execution.message}`, outcome: { execution }, plan };
+    if (execution.status !== 'applied' && !uncertain) return { status: 'failed', reason: `not applied: ${execution.message}`, outcome: { execution }, plan };
 
     const s = this.deps.settings ?? {};
     const { rollback, ...verification } = await verifyMitigation(this.deps.reader, plan, {
@@ -102,8 +104,15 @@ export class ApprovalExecution {
       ...(this.deps.metrics ? { metrics: this.deps.metrics } : {}),
       ...(this.deps.providers ? { providers: this.deps.providers } : {}),
     });
+    const failedChecks = verification.checks.filter((c) => !c.ok).map((c) => `${c.description} (${c.observed})`).join('; ');
+    if (uncertain) {
+      // Whether the write landed is unknown; a rollback of something that may not have happened is not proposed.
+      return verification.ok
+        ? { status: 'executed', reason: `the provider gave no clear answer (${execution.message}), but verification shows the change in place`, outcome: { execution, verification }, plan }
+        : { status: 'failed', reason: `outcome unknown: ${execution.message}; verification failed: ${failedChecks}. Check ${plan.target.kind.toLowerCase()}/${plan.target.name} before acting again`, outcome: { execution, verification }, plan };
+    }
     if (verification.ok) return { status: 'executed', outcome: { execution, verification }, plan };
-    const reason = `verification failed: ${verification.checks.filter((c) => !c.ok).map((c) => `${c.description} (${c.observed})`).join('; ')}`;
+    const reason = `verification failed: ${failedChecks}`;
     return { status: 'failed', reason, outcome: { execution, verification }, plan, ...(rollback ? { rollback } : {}) };
   }
 

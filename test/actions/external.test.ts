@@ -97,7 +97,8 @@ describe('flip_flag (LaunchDarkly)', () => {
     ld.set('new-checkout-flow', 'production', true); // off and on again: the version moved, the state is what the plan saw
     ld.set('new-checkout-flow', 'production', false);
     const result = await executeExternalMitigation(providers, p, approval);
-    expect(result).toMatchObject({ status: 'rejected', message: expect.stringContaining('no longer on (changed since the plan)') });
+    expect(result).toMatchObject({ status: 'rejected', message: expect.stringContaining('requires the flag to still be on (did someone change it since the plan? propose again)') });
+    expect(result.status === 'rejected' && result.writes[0]!.uncertain).toBeFalsy();
     expect(ld.changes).toEqual([]);
   });
 
@@ -134,14 +135,22 @@ describe('flip_flag (LaunchDarkly)', () => {
     expect(() => new LaunchDarklyFlags({ apiUrl: ld.url, project: 'shop', environment: 'production', readToken: READ, writeToken: READ })).toThrow(/must differ/);
   });
 
-  it('retries reads after 429 and 5xx; never resends a write that failed with 5xx', async () => {
+  it('retries reads after 429 and 5xx; never resends a write that failed with 5xx, and marks it uncertain', async () => {
     ld.failNext(/new-checkout-flow/, 429, 'slow down', { 'retry-after': '0' });
     const p = await plan(proposal('flip_flag', { flag: 'new-checkout-flow', to: 'off' }), flagDiagnosis);
     expect(check(p, 'target exists')?.status).toBe('pass');
     ld.failNext(/new-checkout-flow/, 503, 'unavailable');
     const r = await executeExternalMitigation(providers, p, approval);
-    expect(r).toMatchObject({ status: 'rejected', writes: [{ code: 503 }] });
+    expect(r).toMatchObject({ status: 'rejected', writes: [{ code: 503, uncertain: true, message: expect.stringContaining('may have been applied') }] });
     expect(ld.requests.filter((q) => q.method === 'PATCH' && !q.dryRun)).toHaveLength(1);
+  });
+
+  it('a write with no answer at all (server gone) is uncertain, not a refusal', async () => {
+    const p = await plan(proposal('flip_flag', { flag: 'new-checkout-flow', to: 'off' }), flagDiagnosis);
+    await ld.close();
+    const r = await executeExternalMitigation(providers, p, approval);
+    expect(r).toMatchObject({ status: 'rejected', writes: [{ uncertain: true, message: expect.stringContaining('no answer from LaunchDarkly') }] });
+    ld = await startFakeLaunchDarkly({ project: 'shop', flags: [], tokens: {} }); // for afterEach
   });
 });
 
@@ -201,6 +210,37 @@ describe('revert_pr (GitHub)', () => {
     const none = await plan(revert, diagnosis, null);
     expect(check(none, 'provider available')?.detail).toContain('GITHUB_WRITE_TOKEN');
     expect(() => new GitHubReverts({ baseUrl: gh.url, readToken: 'x', writeToken: 'x' })).toThrow(/must differ/);
+  });
+
+  it('never opens a second revert: another incident about the same PR, or one opened by hand, is found', async () => {
+    const first = await plan(revert, diagnosis);
+    expect(await executeExternalMitigation(providers, first, approval)).toMatchObject({ status: 'applied' });
+    // A second incident about the same change: its plan says a revert is open, and a stale plan executes nothing new.
+    const other = await planMitigation({ incidentId: 'INC-10', reader: kube.reader, providers, diagnosis, environment: 'production' }, revert);
+    expect(check(other, 'current state is as expected')).toMatchObject({ status: 'fail', detail: expect.stringContaining('a revert is already open') });
+    expect(await executeExternalMitigation(providers, { ...first, incidentId: 'INC-10' }, approval)).toMatchObject({ status: 'applied', writes: [{ message: expect.stringContaining('already open') }] });
+    expect(gh.reverts).toHaveLength(1);
+    // Verification of the second incident's plan accepts the revert that is open.
+    expect((await verifyMitigation(kube.reader, other, { providers, windowMs: 100, intervalMs: 50 })).ok).toBe(true);
+
+    // A revert someone opened with GitHub's button (same title) counts too.
+    gh.repos['acme/cart']!.pulls!.push({ ...gh.repos['acme/cart']!.pulls!.find((p) => p.number === 215)!, number: 300, title: 'Revert "Hotfix totals"', body: 'by hand' });
+    gh.repos['acme/cart']!.pulls!.push({ ...gh.repos['acme/cart']!.pulls!.find((p) => p.number === 214)!, number: 301, title: 'Hotfix totals' });
+    const byHand = await plan(proposal('revert_pr', { repo: 'acme/cart', number: 301 }));
+    expect(check(byHand, 'current state is as expected')).toMatchObject({ status: 'fail', detail: expect.stringContaining('/pull/300') });
+  });
+
+  it('refuses to plan when it cannot check for an open revert (it might open a duplicate)', async () => {
+    gh.failNext(/\/repos\/acme\/cart\/pulls$/, 502);
+    const p = await plan(revert, diagnosis);
+    expect(check(p, 'current state is as expected')).toMatchObject({ status: 'fail', detail: expect.stringContaining('could not check for a revert already open') });
+    expect(p.executable).toBe(false);
+  });
+
+  it('a GitHub 5xx on the revert mutation is uncertain (GitHub may have opened it); GraphQL errors are refusals', async () => {
+    const p = await plan(revert, diagnosis);
+    gh.failNext(/^\/graphql$/, 502);
+    expect(await executeExternalMitigation(providers, p, approval)).toMatchObject({ status: 'rejected', writes: [{ uncertain: true, message: expect.stringContaining('may have been opened') }] });
   });
 
   it('names the writer of an app installation token, which has no user', async () => {

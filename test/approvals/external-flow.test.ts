@@ -95,6 +95,23 @@ describe('flip_flag through approval', () => {
   });
 });
 
+describe('a write without a clear answer', () => {
+  it('counts as sent and lets verification decide: the flag did flip, so the request is executed, with the reason', async () => {
+    const { incidentId } = await w.openIncident();
+    const r = await w.service.propose(incidentId, FLAG_FINDING);
+    const requestId = (r as { requestId: string }).requestId;
+    ld.applyThenFailNext(504);
+    await w.click(requestId, BOB, 'approve');
+    const done = await w.waitForStatus(requestId, ['executed', 'failed']);
+    expect(done.status).toBe('executed');
+    expect(done.statusReason).toContain('no clear answer');
+    expect(ld.changes).toHaveLength(1);
+    const row = await w.db.prisma.approvalRequest.findUniqueOrThrow({ where: { id: requestId } });
+    expect(row.executedAt).not.toBeNull(); // the rate, loop and budget limits count it
+    expect(renderBlocksAsText(await w.card(requestId))).toContain('no clear answer, the change may have been applied');
+  });
+});
+
 describe('revert_pr through approval', () => {
   it('needs the owner and an SRE, opens the revert with the writer token and never merges it', async () => {
     const { incidentId } = await w.openIncident();

@@ -15,14 +15,19 @@ export const revertPrParams = z.object({
   number: z.number().int().positive().describe('The merged pull request to revert'),
 });
 
-/** In the revert's body: lets a retry after a restart find the PR instead of opening a second one. */
-export const revertMarker = (incidentId: string, repo: string, number: number): string => `<!-- vigil-revert ${incidentId} ${repo}#${number} -->`;
+/**
+ * In the revert's body: a retry after a restart, or another incident about the same change, finds the PR
+ * (by `revertNeedle`) instead of opening a second one; verification finds this incident's own.
+ */
+export const revertMarker = (incidentId: string, repo: string, number: number): string => `${revertNeedle(repo, number)}incident=${incidentId} -->`;
+export const revertNeedle = (repo: string, number: number): string => `<!-- vigil-revert ${repo}#${number} `;
+/** GitHub's own title for a revert, so one opened by hand counts too. */
+const revertTitle = (title: string): string => `Revert "${title}"`.slice(0, 250);
 
 export async function planRevertPr(ctx: PlanContext, proposal: MitigationProposal): Promise<Plan> {
   const p = parseParams('revert_pr', revertPrParams, proposal);
   const github = ctx.providers?.github;
   const target = { kind: 'PullRequest' as const, namespace: proposal.target.namespace ?? '', name: `${p.repo}#${p.number}` };
-  const marker = revertMarker(ctx.incidentId, p.repo, p.number);
   const base = {
     action: 'revert_pr' as const,
     title: `open a pull request reverting ${p.repo}#${p.number}`,
@@ -53,13 +58,21 @@ export async function planRevertPr(ctx: PlanContext, proposal: MitigationProposa
   }
   if (pull) {
     checks.push(diagnosisFact(ctx, 'pr', p.number, `pull request #${p.number}`));
-    const open = await github.findOpen(p.repo, marker).catch(() => undefined);
+    let open: PullRequestState | undefined;
+    let lookup: string | undefined;
+    try {
+      open = await github.findOpen(p.repo, revertNeedle(p.repo, p.number), revertTitle(pull.title));
+    } catch (err) {
+      lookup = errorText(err);
+    }
     checks.push(
       !pull.merged
         ? { name: 'current state is as expected', status: 'fail', detail: `#${p.number} is not merged: there is nothing to revert` }
-        : open
-          ? { name: 'current state is as expected', status: 'fail', detail: `a revert is already open for this incident: ${open.url}` }
-          : { name: 'current state is as expected', status: 'pass', detail: `merged into ${pull.baseRef}${pull.mergeCommitSha ? ` as ${pull.mergeCommitSha.slice(0, 12)}` : ''}` },
+        : lookup
+          ? { name: 'current state is as expected', status: 'fail', detail: `could not check for a revert already open (${lookup}): not opening a possible duplicate` }
+          : open
+            ? { name: 'current state is as expected', status: 'fail', detail: `a revert is already open: ${open.url}` }
+            : { name: 'current state is as expected', status: 'pass', detail: `merged into ${pull.baseRef}${pull.mergeCommitSha ? ` as ${pull.mergeCommitSha.slice(0, 12)}` : ''}; no revert open yet` },
     );
   }
   let access: RepoAccess | undefined;
@@ -79,7 +92,8 @@ export async function planRevertPr(ctx: PlanContext, proposal: MitigationProposa
     dryRun: access
       ? { status: 'unavailable', identity: access.identity, message: "GitHub has no dry run for a revert; the pre-checks read the pull request and the writer's access instead" }
       : { status: 'skipped', message: 'the writer identity is unknown' },
-    successCriteria: [{ kind: 'revert_pr_open', repo: p.repo, number: p.number, marker, description: `a revert of ${p.repo}#${p.number} is open for review`, withinSeconds: within }],
+    // Any revert of it counts: the one Vigil opened, or one already open that execution found instead.
+    successCriteria: [{ kind: 'revert_pr_open', repo: p.repo, number: p.number, marker: revertNeedle(p.repo, p.number), ...(pull ? { title: revertTitle(pull.title) } : {}), description: `a revert of ${p.repo}#${p.number} is open for review`, withinSeconds: within }],
     ...(pull ? { external: { kind: 'revert' as const, repo: p.repo, number: p.number, title: pull.title, baseRef: pull.baseRef, url: pull.url, ...(pull.mergeCommitSha ? { mergeCommitSha: pull.mergeCommitSha } : {}) } } : {}),
   });
 }
@@ -92,8 +106,8 @@ export async function executeRevertPr(providers: ExternalProviders, plan: Plan, 
   const access = await github.writerAccess(change.repo);
   const identity = { mode: 'api-token' as const, user: access.identity };
   const marker = revertMarker(plan.incidentId, change.repo, change.number);
-  // A run interrupted after GitHub opened the PR must not open a second one.
-  const existing = await github.findOpen(change.repo, marker);
+  // A run interrupted after GitHub opened the PR, or another incident's revert, must not get a second one.
+  const existing = await github.findOpen(change.repo, revertNeedle(change.repo, change.number), revertTitle(change.title));
   if (existing) return { status: 'applied', identity, annotation, writes: [{ request: `GraphQL revertPullRequest ${change.repo}#${change.number}`, dryRun: false, status: 'ok', message: `already open: ${existing.url}` }] };
   const pull = await github.pull(change.repo, change.number);
   if (!pull) return { status: 'refused', message: `${change.repo}#${change.number} no longer exists` };
@@ -105,7 +119,7 @@ export async function executeRevertPr(providers: ExternalProviders, plan: Plan, 
     '',
     marker,
   ].join('\n');
-  const { pull: opened, write } = await github.openRevert(pull, { title: `Revert "${change.title}"`.slice(0, 250), body });
+  const { pull: opened, write } = await github.openRevert(pull, { title: revertTitle(change.title), body });
   return write.status === 'ok'
     ? { status: 'applied', identity, annotation, writes: [{ ...write, message: `opened ${opened.url}` }] }
     : { status: 'rejected', identity, annotation, writes: [write], message: write.message ?? 'rejected' };

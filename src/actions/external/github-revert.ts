@@ -14,6 +14,8 @@ export interface GitHubRevertSettings {
   readToken?: string;
   /** Needs contents and pull requests write on the repositories; must differ from the reader token. */
   writeToken: string;
+  /** Per request; default 15 s. */
+  timeoutMs?: number;
 }
 
 export class RevertProviderError extends Error {
@@ -53,7 +55,10 @@ export class GitHubReverts implements RevertProvider {
 
   constructor(s: GitHubRevertSettings) {
     if (s.readToken !== undefined && s.readToken === s.writeToken) throw new RevertProviderError('the GitHub writer token must differ from the reader token');
-    const base = { ...(s.baseUrl ? { baseUrl: s.baseUrl.replace(/\/+$/, '') } : {}), userAgent: 'vigil-sre-agent', log: { debug() {}, info() {}, warn() {}, error() {} } };
+    const timeoutMs = s.timeoutMs ?? 15_000;
+    // Octokit has no default timeout: a hung GitHub would leave the request `executing` for ever.
+    const timed: typeof fetch = (input, init) => fetch(input, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, AbortSignal.timeout(timeoutMs)]) : AbortSignal.timeout(timeoutMs) });
+    const base = { ...(s.baseUrl ? { baseUrl: s.baseUrl.replace(/\/+$/, '') } : {}), userAgent: 'vigil-sre-agent', request: { fetch: timed }, log: { debug() {}, info() {}, warn() {}, error() {} } };
     this.reader = new Octokit({ ...base, ...(s.readToken ? { auth: s.readToken } : {}) });
     this.writer = new Octokit({ ...base, auth: s.writeToken });
   }
@@ -87,10 +92,10 @@ export class GitHubReverts implements RevertProvider {
     }
   }
 
-  async findOpen(repo: string, marker: string): Promise<PullRequestState | undefined> {
+  async findOpen(repo: string, marker: string, title?: string): Promise<PullRequestState | undefined> {
     const { owner, repo: name } = parseRepo(repo);
     const pulls = await this.reader.paginate(this.reader.rest.pulls.list, { owner, repo: name, state: 'open', per_page: 100 });
-    const found = pulls.find((p) => (p.body ?? '').includes(marker));
+    const found = pulls.find((p) => (p.body ?? '').includes(marker) || (title !== undefined && p.title === title));
     return found ? toState(repo, found as RestPull) : undefined;
   }
 
@@ -107,8 +112,11 @@ export class GitHubReverts implements RevertProvider {
     } catch (err) {
       if (err instanceof RevertProviderError) throw err;
       const errors = (err as { errors?: { type?: string; message?: string }[] }).errors;
-      const detail = errors?.length ? errors.map((e) => `${e.type ? `${e.type}: ` : ''}${e.message ?? ''}`).join('; ') : message(err);
-      return { pull, write: { request, dryRun: false, status: 'rejected', ...(status(err) ? { code: status(err)! } : {}), message: detail } };
+      if (errors?.length) return { pull, write: { request, dryRun: false, status: 'rejected', message: errors.map((e) => `${e.type ? `${e.type}: ` : ''}${e.message ?? ''}`).join('; ') } };
+      const code = status(err);
+      // No GraphQL answer (timeout, 5xx): GitHub may have opened it; verification looks for it.
+      const uncertain = code === undefined || code >= 500;
+      return { pull, write: { request, dryRun: false, status: 'rejected', ...(code ? { code } : {}), message: uncertain ? `no clear answer from GitHub (${message(err)}): the revert may have been opened` : message(err), ...(uncertain ? { uncertain } : {}) } };
     }
   }
 }

@@ -97,16 +97,25 @@ export class LaunchDarklyFlags implements FlagProvider {
       ],
     };
     const request = `PATCH ${path} (${environment}: ${c.expectOn ? 'on' : 'off'} → ${c.on ? 'on' : 'off'})`;
-    // Only a rate-limited write is retried: a 5xx may have applied, and the test op would then fail the retry.
-    const res = await this.request('PATCH', path, this.s.writeToken, body, (status) => status === 429);
+    let res: Awaited<ReturnType<LaunchDarklyFlags['request']>>;
+    try {
+      // Only a rate-limited write is retried: a 5xx may have applied, and the test op would then fail the retry.
+      res = await this.request('PATCH', path, this.s.writeToken, body, (status) => status === 429);
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      return { request, dryRun: c.dryRun, status: 'rejected', message: c.dryRun ? message : `no answer from LaunchDarkly (${message}): the change may have been applied`, ...(c.dryRun ? {} : { uncertain: true }) };
+    }
     if (res.ok) return { request, dryRun: c.dryRun, status: 'ok' };
-    return { request, dryRun: c.dryRun, status: 'rejected', code: res.status, message: this.explain(res.status, res.message, c.expectOn) };
+    const uncertain = !c.dryRun && res.status >= 500;
+    return { request, dryRun: c.dryRun, status: 'rejected', code: res.status, message: this.explain(res.status, res.message, c.expectOn, uncertain), ...(uncertain ? { uncertain } : {}) };
   }
 
-  private explain(status: number, message: string, expectOn: boolean): string {
-    if (status === 400 && /test/i.test(message)) return `the flag is no longer ${expectOn ? 'on' : 'off'} (changed since the plan): ${message}`;
+  private explain(status: number, message: string, expectOn: boolean, uncertain: boolean): string {
+    if (uncertain) return `LaunchDarkly failed (${message}): the change may have been applied`;
     if (status === 401 || status === 403) return `the writer token may not change this flag (HTTP ${status}): ${message}`;
     if (status === 409) return `LaunchDarkly reports a conflict (a pending approval or scheduled change?): ${message}`;
+    // The patch tests the targeting state the plan saw; a refused patch most often means it moved.
+    if (status === 400 || status === 422) return `LaunchDarkly refused the patch, which requires the flag to still be ${expectOn ? 'on' : 'off'} (did someone change it since the plan? propose again): ${message}`;
     return message;
   }
 

@@ -26,6 +26,8 @@ export interface ProviderWrite {
   status: 'ok' | 'rejected';
   code?: number;
   message?: string;
+  /** No clear answer (timeout, 5xx): the change may have been applied; verification decides. */
+  uncertain?: boolean;
 }
 
 export interface FlagProvider {
@@ -71,8 +73,11 @@ export interface RevertProvider {
   pull(repo: string, number: number): Promise<PullRequestState | undefined>;
   /** With the writer token: who it is and whether it may push (open a branch and a pull request). */
   writerAccess(repo: string): Promise<RepoAccess>;
-  /** With the reader token: an open pull request whose body carries `marker` (a revert opened before a restart). */
-  findOpen(repo: string, marker: string): Promise<PullRequestState | undefined>;
+  /**
+   * With the reader token: an open pull request whose body carries `marker`, or (when given) whose title
+   * is `title` — a revert opened before a restart, by another incident, or by hand.
+   */
+  findOpen(repo: string, marker: string, title?: string): Promise<PullRequestState | undefined>;
   /** Opens the revert pull request (GitHub's own "Revert" button); never merges it. */
   openRevert(pull: PullRequestState, text: { title: string; body: string }): Promise<{ pull: PullRequestState; write: ProviderWrite }>;
 }

@@ -128,8 +128,9 @@ function outcomeSection(v: ApprovalView): string | undefined {
   if (e.status === 'refused') lines.push(`Not executed: ${mrkdwnText(e.message, BOUNDS.reason)}`);
   else {
     const how = e.identity.mode === 'token' ? `short-lived token until ${mrkdwnText(e.identity.expiresAt ?? '?', 40)}` : e.identity.mode === 'api-token' ? "the provider's writer token" : 'impersonation';
-    lines.push(`Executed as ${codeSpan(e.identity.user, 80)} (${how}): ${e.status}`);
-    lines.push(...e.writes.filter((w) => !w.dryRun).slice(0, 5).map((w) => `${w.status === 'ok' ? '✓' : '✗'} ${mrkdwnText(w.request, BOUNDS.line)}${w.message ? ` — ${mrkdwnText(w.message, 200)}` : ''}`));
+    const unclear = e.status === 'rejected' && e.writes.some((w) => w.uncertain);
+    lines.push(`Executed as ${codeSpan(e.identity.user, 80)} (${how}): ${unclear ? 'no clear answer, the change may have been applied' : e.status}`);
+    lines.push(...e.writes.filter((w) => !w.dryRun).slice(0, 5).map((w) => `${w.status === 'ok' ? '✓' : w.uncertain ? '?' : '✗'} ${mrkdwnText(w.request, BOUNDS.line)}${w.message ? ` — ${mrkdwnText(w.message, 200)}` : ''}`));
   }
   if (o.verification) {
     lines.push(`*Verification* ${o.verification.ok ? '✓ passed' : '✗ failed'} after ${Math.round(o.verification.elapsedMs / 1000)} s`);

@@ -54,6 +54,8 @@ export interface FakeLaunchDarkly {
   /** Flip a flag as a human would in the UI (between plan and execution, for instance). */
   set(flag: string, environment: string, on: boolean): void;
   failNext(path: RegExp, status: number, message?: string, headers?: Record<string, string>): void;
+  /** The next real PATCH is applied, then answered with `status` (a gateway timing out after the write). */
+  applyThenFailNext(status: number): void;
   close(): Promise<void>;
 }
 
@@ -63,6 +65,7 @@ export async function startFakeLaunchDarkly(o: FakeLaunchDarklyOptions): Promise
   const requests: RecordedLdRequest[] = [];
   const changes: AppliedFlagChange[] = [];
   const faults: { path: RegExp; status: number; message: string; headers?: Record<string, string> }[] = [];
+  let failAfterApply: number | undefined;
   const find = (key: string) => o.flags.find((f) => f.key === key);
 
   const render = (f: FakeFlag, env: string | null) => ({
@@ -137,6 +140,11 @@ export async function startFakeLaunchDarkly(o: FakeLaunchDarklyOptions): Promise
       if (!dryRun) {
         flag.environments = next;
         for (const env of touched) changes.push({ flag: flag.key, environment: env, on: next[env]!.on, ...(comment ? { comment } : {}), token: token!, at: new Date() });
+        if (failAfterApply !== undefined) {
+          const status = failAfterApply;
+          failAfterApply = undefined;
+          return fail(status, 'internal_server_error', 'upstream timed out');
+        }
       }
       send(200, render({ ...flag, environments: next }, null));
     });
@@ -153,6 +161,9 @@ export async function startFakeLaunchDarkly(o: FakeLaunchDarklyOptions): Promise
       if (!f?.environments[env]) throw new Error(`no flag ${key} in ${env}`);
       f.environments[env]!.on = on;
       f.environments[env]!.version = (f.environments[env]!.version ?? 1) + 1;
+    },
+    applyThenFailNext(status) {
+      failAfterApply = status;
     },
     failNext(path, status, message, headers) {
       faults.push({ path, status, message: message ?? `HTTP ${status}`, ...(headers ? { headers } : {}) });
