@@ -4,7 +4,7 @@
  */
 import type { Environment as RiskEnvironment, Plan } from '../actions/index.js';
 import type { ServiceCatalog } from '../knowledge/catalog.js';
-import type { ActionProposal, Policy, Requester } from '../policy/index.js';
+import type { ActionProposal, IncidentScope, Policy, Requester } from '../policy/index.js';
 import { environmentOf } from '../policy/index.js';
 import type { MitigationProposal } from '../triage/types.js';
 
@@ -13,16 +13,19 @@ export interface IncidentScopeInput {
   service: string | null;
 }
 
-/** The incident's service plus its catalog dependencies; a dependency in another namespace is `ns/name`. */
-export function incidentScope(incident: IncidentScopeInput, catalog?: ServiceCatalog): { namespace: string; services: string[] } {
+/**
+ * The incident's service plus its catalog dependencies (a dependency in another namespace is `ns/name`),
+ * with the flags and repository the catalog gives each.
+ */
+export function incidentScope(incident: IncidentScopeInput, catalog?: ServiceCatalog): IncidentScope {
   const namespace = incident.namespace ?? '';
   if (!incident.service) return { namespace, services: [] };
   const entry = catalog?.find(namespace || undefined, incident.service);
-  const deps = (entry?.dependsOn ?? []).map((name) => {
-    const dep = catalog?.find(undefined, name);
-    return dep && dep.namespace !== namespace ? `${dep.namespace}/${dep.name}` : name;
-  });
-  return { namespace, services: [incident.service, ...deps] };
+  const depEntries = (entry?.dependsOn ?? []).map((name) => ({ name, dep: catalog?.find(undefined, name) }));
+  const deps = depEntries.map(({ name, dep }) => (dep && dep.namespace !== namespace ? `${dep.namespace}/${dep.name}` : name));
+  const owned: NonNullable<IncidentScope['owned']> = {};
+  for (const e of [entry, ...depEntries.map((d) => d.dep)]) if (e) owned[`${e.namespace}/${e.name}`] = { flags: e.flags, ...(e.repo ? { repo: e.repo } : {}) };
+  return { namespace, services: [incident.service, ...deps], owned };
 }
 
 /** Risk scoring's environment from the policy's environment names, when they use the usual words. */

@@ -1,5 +1,5 @@
 import { checkBlastRadius, checkLoop, checkMutationBudget, checkRate } from './limits.js';
-import { findRule, inScope, scopeEntries, serviceOf, writeBan } from './match.js';
+import { findRule, foreignResource, inScope, scopeEntries, serviceOf, writeBan } from './match.js';
 import { isActionType, type ActionProposal, type DenyCode, type Policy, type PolicyContext, type PolicyDecision } from './types.js';
 
 function deny(code: DenyCode, reason: string, rule?: string): PolicyDecision {
@@ -22,7 +22,8 @@ function describeTarget(p: ActionProposal): string {
  * history, mutation count and stop flags — approval does not freeze the limits.
  *
  * Checks, in order: stop switches → a well-formed proposal → never-write namespaces → incident scope
- * (a prompt-injected "scale payments to 0" from a checkout incident stops here) → the first matching
+ * (a prompt-injected "scale payments to 0" from a checkout incident stops here; a flag or repository
+ * the catalog does not give the service, too) → the first matching
  * rule (none: read-only) → risk cap → approvers → blast radius → mutation budget → runaway loop → rate.
  */
 export function evaluateProposal(policy: Policy, proposal: ActionProposal, context: PolicyContext): PolicyDecision {
@@ -47,6 +48,9 @@ export function evaluateProposal(policy: Policy, proposal: ActionProposal, conte
       `refused: \`${p.action}\` on ${describeTarget(p)} is outside this incident's scope (${scope.length ? scope.join(', ') : 'nothing in scope'})`,
     );
   }
+
+  const foreign = foreignResource(p, context.incidentScope);
+  if (foreign) return deny('out_of_scope', foreign);
 
   const rule = findRule(policy, p);
   if (!rule) return deny('no_rule', `refused: no policy rule allows \`${p.action}\` on ${describeTarget(p)} (read-only by default)`);

@@ -9,6 +9,7 @@ export type {
   Environment,
   ExecutionOutcome,
   ExecutionRecord,
+  IncidentScope,
   Policy,
   PolicyContext,
   PolicyDecision,

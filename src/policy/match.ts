@@ -1,4 +1,4 @@
-import type { ActionProposal, ActionTarget, Policy, PolicyRule } from './types.js';
+import type { ActionProposal, ActionTarget, IncidentScope, Policy, PolicyRule } from './types.js';
 
 /**
  * The key history records use for a target: `namespace/kind/name` with the kind lower-cased, the same
@@ -53,4 +53,23 @@ export function scopeEntries(scope: { namespace: string; services: string[] }): 
 /** Whether the proposal's namespace and service are the incident's service or one of its dependencies. */
 export function inScope(proposal: ActionProposal, scope: { namespace: string; services: string[] }): boolean {
   return scopeEntries(scope).includes(`${proposal.target.namespace}/${serviceOf(proposal)}`);
+}
+
+/**
+ * Why a flag flip or a revert reaches outside what its service owns, or undefined when it does not. The
+ * workload is in scope already; the flag key and the repository come from the proposal's parameters
+ * (a model's, perhaps a prompt-injected one) and must be the service catalog's.
+ */
+export function foreignResource(proposal: ActionProposal, scope: IncidentScope): string | undefined {
+  if (proposal.action !== 'flip_flag' && proposal.action !== 'revert_pr') return undefined;
+  const service = serviceOf(proposal);
+  const owned = scope.owned?.[`${proposal.target.namespace}/${service}`];
+  if (proposal.action === 'flip_flag') {
+    const flag = String(proposal.params['flag'] ?? '');
+    if (owned?.flags.includes(flag)) return undefined;
+    return `refused: flag ${flag} is not one of ${service}'s flags in the service catalog (${owned?.flags.length ? owned.flags.join(', ') : 'none listed'}); Vigil changes only flags the catalog gives the incident's services`;
+  }
+  const repo = String(proposal.params['repo'] ?? '');
+  if (owned?.repo !== undefined && owned.repo === repo) return undefined;
+  return `refused: ${repo} is not ${service}'s repository in the service catalog (${owned?.repo ?? 'none listed'}); Vigil reverts only changes in the incident's services' repositories`;
 }

@@ -127,13 +127,24 @@ export interface ExecutionRecord {
   outcome: ExecutionOutcome;
 }
 
+/** The services an incident may touch, and what the service catalog says each one owns. */
+export interface IncidentScope {
+  namespace: string;
+  services: string[];
+  /**
+   * `namespace/service` → its flags and repository (service catalog). `flip_flag` and `revert_pr` may only
+   * touch what the proposal's service owns: a flag key or repository named by a model is not trusted.
+   */
+  owned?: Record<string, { flags: string[]; repo?: string }>;
+}
+
 /** What the policy needs to know about the world; assembled fresh for every evaluation. */
 export interface PolicyContext {
   /**
    * The incident's service and its known dependencies. A bare service name lives in `namespace`;
    * `other-ns/name` names a dependency in another namespace.
    */
-  incidentScope: { namespace: string; services: string[] };
+  incidentScope: IncidentScope;
   /** Slack user group owning the proposal's service (service catalog `owner`), for `owner` approvers. */
   serviceOwner?: string;
   /** Past executions (of any incident) on the proposal's target — at least those inside the policy windows. */

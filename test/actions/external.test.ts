@@ -107,9 +107,21 @@ describe('flip_flag (LaunchDarkly)', () => {
     const p = await plan(proposal('flip_flag', { flag: 'new-checkout-flow', to: 'off' }), flagDiagnosis);
     expect(check(p, 'current state is as expected')).toMatchObject({ status: 'fail', detail: 'targeting is already off: nothing to change' });
     expect(p.executable).toBe(false);
-    ld.set('new-checkout-flow', 'staging', false);
-    const s = await plan(proposal('flip_flag', { flag: 'new-checkout-flow', to: 'on', environment: 'staging' }), flagDiagnosis);
+    // The diagnosis saw it on; it is off now and the proposal turns it on: someone changed it since.
+    const s = await plan(proposal('flip_flag', { flag: 'new-checkout-flow', to: 'on' }), flagDiagnosis);
     expect(check(s, 'current state is as expected')).toMatchObject({ status: 'fail', detail: expect.stringContaining('someone changed it since') });
+  });
+
+  it('flips only in the configured environment, and only for an incident in that environment', async () => {
+    const staging = await plan(proposal('flip_flag', { flag: 'new-checkout-flow', to: 'on', environment: 'staging' }), flagDiagnosis);
+    expect(check(staging, 'flag environment is the incident’s')).toMatchObject({ status: 'fail', detail: expect.stringContaining('only in LaunchDarkly environment production') });
+    expect(staging.executable).toBe(false);
+    const fromStaging = await planMitigation(
+      { incidentId: INCIDENT, reader: kube.reader, providers, diagnosis: flagDiagnosis, environment: 'staging' },
+      { ...proposal('flip_flag', { flag: 'new-checkout-flow', to: 'off' }), target: { ...checkout, namespace: 'shop-staging' } },
+    );
+    expect(check(fromStaging, 'flag environment is the incident’s')).toMatchObject({ status: 'fail', detail: 'the incident is in staging (namespace shop-staging) but LaunchDarkly environment production is production' });
+    expect(ld.requests.filter((r) => r.method === 'PATCH')).toEqual([]);
   });
 
   it('names a missing flag, a wrong flag, a variation value and a missing provider clearly', async () => {

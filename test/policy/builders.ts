@@ -23,7 +23,11 @@ export function proposal(over: Partial<ActionProposal> = {}): ActionProposal {
 
 export function context(over: Partial<PolicyContext> = {}): PolicyContext {
   return {
-    incidentScope: { namespace: 'shop', services: ['checkout', 'checkout-db', 'payments/payments-api'] },
+    incidentScope: {
+      namespace: 'shop',
+      services: ['checkout', 'checkout-db', 'payments/payments-api'],
+      owned: { 'shop/checkout': { flags: ['new-checkout-flow'], repo: 'acme/checkout' } },
+    },
     history: [],
     incidentMutations: 0,
     stopped: { global: false, incident: false },

@@ -66,7 +66,8 @@ describe('evaluateProposal', () => {
 
   it('is read-only by default: without a policy file nothing is executable', () => {
     for (const action of ['scale', 'rollout_restart', 'delete_pod', 'flip_flag']) {
-      expect(denial(evaluateProposal(READ_ONLY_POLICY, proposal({ action }), context()))).toEqual({
+      const params = action === 'flip_flag' ? { flag: 'new-checkout-flow', to: 'off' } : {};
+      expect(denial(evaluateProposal(READ_ONLY_POLICY, proposal({ action, params }), context()))).toEqual({
         code: 'no_rule',
         reason: `refused: no policy rule allows \`${action}\` on shop/checkout (read-only by default)`,
       });
@@ -226,7 +227,7 @@ rules:
   });
 
   it('resolves `owner` approvers from the service catalog, and refuses when there is no owner', () => {
-    const flag = proposal({ action: 'flip_flag', target: { kind: 'Flag', namespace: 'shop', name: 'new-checkout-flow' }, service: 'checkout', podsAffected: 0 });
+    const flag = proposal({ action: 'flip_flag', target: { kind: 'Flag', namespace: 'shop', name: 'new-checkout-flow' }, service: 'checkout', params: { flag: 'new-checkout-flow', to: 'off' }, podsAffected: 0 });
     expect(evaluateProposal(policy, flag, context({ serviceOwner: 'S0TEAMCHECKOUT' }))).toMatchObject({
       kind: 'require_approval',
       approverGroups: ['S0TEAMCHECKOUT'],
@@ -236,6 +237,21 @@ rules:
       code: 'no_owner',
       reason: "refused: `flip_flag` on shop/new-checkout-flow (service checkout) needs its owning team's approval, but the service catalog names no owner for checkout",
     });
+  });
+
+  it('flips only flags, and reverts only repositories, the catalog gives the proposal’s service', () => {
+    const flip = (flag: string) => proposal({ action: 'flip_flag', target: { kind: 'FeatureFlag', namespace: 'shop', name: flag }, service: 'checkout', params: { flag, to: 'off' }, podsAffected: 0 });
+    expect(evaluateProposal(policy, flip('new-checkout-flow'), context({ serviceOwner: 'S0TEAMCHECKOUT' })).kind).toBe('require_approval');
+    // A model (or an injected log line) naming another team's kill switch is refused before any rule.
+    expect(denial(evaluateProposal(policy, flip('payments-kill-switch'), context({ serviceOwner: 'S0TEAMCHECKOUT' })))).toEqual({
+      code: 'out_of_scope',
+      reason: "refused: flag payments-kill-switch is not one of checkout's flags in the service catalog (new-checkout-flow); Vigil changes only flags the catalog gives the incident's services",
+    });
+    const revert = (repo: string) => proposal({ action: 'revert_pr', target: { kind: 'PullRequest', namespace: 'shop', name: `${repo}#7` }, service: 'checkout', params: { repo, number: 7 }, podsAffected: 0 });
+    expect(denial(evaluateProposal(policy, revert('acme/payments'), context())).reason).toBe(
+      "refused: acme/payments is not checkout's repository in the service catalog (acme/checkout); Vigil reverts only changes in the incident's services' repositories",
+    );
+    expect(denial(evaluateProposal(policy, flip('new-checkout-flow'), context({ incidentScope: { namespace: 'shop', services: ['checkout'] } }))).reason).toContain('(none listed)');
   });
 
   it('computes whether the requester may approve their own action from the rule and the risk', () => {

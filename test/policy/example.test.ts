@@ -32,7 +32,7 @@ describe('deploy/policy.example.yaml', () => {
   });
 
   it('flips flags only with the owning team’s approval', () => {
-    const flag = proposal({ action: 'flip_flag', target: { kind: 'Flag', namespace: 'shop', name: 'new-checkout-flow' }, service: 'checkout', podsAffected: 0 });
+    const flag = proposal({ action: 'flip_flag', target: { kind: 'Flag', namespace: 'shop', name: 'new-checkout-flow' }, service: 'checkout', params: { flag: 'new-checkout-flow', to: 'off' }, podsAffected: 0 });
     const decision = evaluateProposal(policy, flag, context({ serviceOwner: 'S0TEAMCHECKOUT' }));
     expect(decision).toMatchObject({ kind: 'require_approval', approverGroups: ['S0TEAMCHECKOUT'] });
     expect(evaluateApproval(decision, { userId: 'U0ALICE', userGroups: ['S0SREONCALL'], requestedBy: 'vigil', risk: 30 }, [])).toMatchObject({ code: 'not_in_group' });

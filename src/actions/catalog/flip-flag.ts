@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import type { MitigationProposal } from '../../triage/types.js';
 import { InvalidProposalError } from '../plan.js';
+import { guessEnvironment } from '../risk.js';
 import { changeAnnotation } from '../stamp.js';
 import { diagnosisFact, errorText, externalPlan, parseParams } from '../external/plan.js';
 import type { ExternalProviders, ProviderWrite } from '../external/types.js';
@@ -57,6 +58,15 @@ export async function planFlipFlag(ctx: PlanContext, proposal: MitigationProposa
   }
 
   const checks: PreCheck[] = [];
+  // One LaunchDarkly environment per Vigil (LAUNCHDARKLY_ENVIRONMENT), and it must be the incident's: a
+  // staging incident never flips production's flag, whatever environment a proposal names.
+  const incidentEnv = ctx.environment ?? guessEnvironment(target.namespace);
+  const flagEnv = guessEnvironment(environment);
+  if (environment !== provider.defaultEnvironment) {
+    checks.push({ name: 'flag environment is the incident’s', status: 'fail', detail: `Vigil changes flags only in ${provider.name} environment ${provider.defaultEnvironment} (LAUNCHDARKLY_ENVIRONMENT); ${environment} must be changed by hand` });
+  } else if (incidentEnv !== 'unknown' && flagEnv !== 'unknown' && incidentEnv !== flagEnv) {
+    checks.push({ name: 'flag environment is the incident’s', status: 'fail', detail: `the incident is in ${incidentEnv} (namespace ${target.namespace}) but ${provider.name} environment ${environment} is ${flagEnv}` });
+  }
   let state;
   try {
     state = await provider.read(p.flag, environment);
@@ -91,8 +101,9 @@ export async function planFlipFlag(ctx: PlanContext, proposal: MitigationProposa
   }
 
   const from = state?.on ?? !to;
-  let dryRun: Plan['dryRun'] = { status: 'skipped', message: state ? 'the writer identity is unknown' : 'flag not found' };
-  if (state && identity && state.on !== to) {
+  const failed = checks.find((c) => c.status === 'fail');
+  let dryRun: Plan['dryRun'] = { status: 'skipped', message: failed ? `a pre-check failed (${failed.name})` : state ? 'the writer identity is unknown' : 'flag not found' };
+  if (state && identity && !failed) {
     const w = await provider
       .setTargeting(p.flag, environment, { on: to, expectOn: from, comment: `Vigil dry run for ${changeAnnotation(ctx.incidentId)}`, dryRun: true })
       .catch((err: unknown): ProviderWrite => ({ request: `PATCH flag ${p.flag}`, dryRun: true, status: 'rejected', message: errorText(err) }));
