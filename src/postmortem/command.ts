@@ -1,6 +1,7 @@
 import type { ChatMessage } from '../incidents/chat.js';
 import { renderErrorNote } from '../slack/blocks/notes.js';
-import { mrkdwnLink, mrkdwnText } from '../slack/blocks/mrkdwn.js';
+import { SLACK_LIMITS } from '../slack/blocks/limits.js';
+import { fallbackText, mrkdwnLink, mrkdwnText } from '../slack/blocks/mrkdwn.js';
 import { sectionBlock } from '../slack/blocks/elements.js';
 import type { Db } from '../store/db.js';
 import type { PostmortemService } from './service.js';
@@ -46,7 +47,8 @@ export async function runPostmortemCommand(service: PostmortemService, db: Db, c
     const r = await service.postDraft(incidentId, cmd.userId);
     const link = r.issueUrl ? ` · ${mrkdwnLink(r.issueUrl, 'GitHub issue')}` : '';
     const failed = r.issueError ? `\n⚠️ The GitHub issue could not be opened: ${mrkdwnText(r.issueError, 300)}` : '';
-    return { text: r.text, blocks: [sectionBlock(`📝 Postmortem draft posted in the incident thread${link}.\n*Cause:* ${mrkdwnText(r.postmortem.summary.cause, 500)}${failed}`)] };
+    // The text carries the cause as drafted: escaped, so a `<!channel>` or `<url|label>` in it stays inert.
+    return { text: fallbackText(r.text, SLACK_LIMITS.messageTextRecommended), blocks: [sectionBlock(`📝 Postmortem draft posted in the incident thread${link}.\n*Cause:* ${mrkdwnText(r.postmortem.summary.cause, 500)}${failed}`)] };
   } catch (err) {
     return renderErrorNote({ what: 'The postmortem draft could not be posted', detail: err instanceof Error ? err.message : String(err), next: 'Try again in a minute; if it keeps failing, check Vigil’s logs.' });
   }

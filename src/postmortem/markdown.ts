@@ -21,7 +21,7 @@ function evidenceItem(e: EvidenceLine): string {
 
 /** Who wrote the narrative fields (cause, scope, mechanism); every other line is the record's. */
 function proseNote(credit: ProseCredit): string {
-  if (credit.by === 'model') return `> Prose (cause, scope, root-cause mechanism) written by the model \`${md(credit.model)}\` (${md(credit.provider)}) from the draft's facts only; every fact was checked against the record.`;
+  if (credit.by === 'model') return `> Prose (cause, scope, root-cause mechanism) written by the model \`${md(credit.model)}\` (${md(credit.provider)}) from the draft's facts; the names, numbers, times and links in it were checked against the record.`;
   return `> Prose written by rules from the record.${credit.note ? ` ${md(credit.note)}` : ''}`;
 }
 

@@ -39,6 +39,11 @@ export interface ProseResult {
   usage: AgentUsage;
   /** Model calls made. */
   calls: number;
+  /**
+   * What rejected answers stated that the facts do not hold, for the audit trail only: it is the model's
+   * invention, so it is never published (the note gives a count).
+   */
+  unsupported?: string[];
 }
 
 const RULES_TEXT = 'The narrative is rule-based.';
@@ -52,7 +57,8 @@ export async function writeProse(pm: Postmortem, o: ProseOptions): Promise<Prose
   const budget = new Budget({ ...PROSE_BUDGET, ...limits, maxSteps: 2 }, o.provider);
   const messages: ModelMessage[] = [{ role: 'user', content: [{ type: 'text', text: o.redactor.redactText(proseBrief(facts)) }] }];
 
-  const done = (postmortem: NarratedPostmortem): ProseResult => ({ postmortem, usage: { ...budget.usage }, calls: budget.steps });
+  const unsupported: string[] = [];
+  const done = (postmortem: NarratedPostmortem): ProseResult => ({ postmortem, usage: { ...budget.usage }, calls: budget.steps, ...(unsupported.length ? { unsupported: [...new Set(unsupported)] } : {}) });
   const rules = (note: string): ProseResult => done({ ...pm, prose: { by: 'rules', note: o.redactor.redactText(`${note} ${RULES_TEXT}`) } });
 
   let rejected = '';
@@ -71,27 +77,30 @@ export async function writeProse(pm: Postmortem, o: ProseOptions): Promise<Prose
       return done(withProse(pm, prose, { by: 'model', provider: o.provider.name, model: o.provider.model }));
     }
     rejected = verdict.why;
+    unsupported.push(...verdict.unsupported);
     if (round === 1) messages.push({ role: 'user', content: repairRequest(content, verdict.errors) });
   }
   return rules(`Prose by the model was rejected: ${rejected}.`);
 }
 
-type Verdict = { ok: true; prose: Narrative } | { ok: false; errors: string[]; why: string };
+/** `why` is published in the note, so it never quotes the answer; `unsupported` goes to the audit trail. */
+type Verdict = { ok: true; prose: Narrative } | { ok: false; errors: string[]; why: string; unsupported: string[] };
 
 /** Schema first, then every fact-shaped token of every field against the facts sent. */
 function judge(content: ModelContent[], narrative: Narrative, corpus: FactCorpus): Verdict {
   const answer = answerOf(content);
-  if ('missing' in answer) return { ok: false, errors: [answer.missing], why: 'it gave no answer in the expected shape' };
+  if ('missing' in answer) return { ok: false, errors: [answer.missing], why: 'it gave no answer in the expected shape', unsupported: [] };
   const parsed = proseSchema(narrative).safeParse(answer.input);
   if (!parsed.success) {
     const errors = parsed.error.issues.slice(0, 10).map((i) => `${i.path.join('.') || '(input)'}: ${i.message}`);
-    return { ok: false, errors, why: `its answer was invalid (${errors[0]})` };
+    return { ok: false, errors, why: `its answer was invalid (${errors[0]})`, unsupported: [] };
   }
   const prose = parsed.data as Narrative;
   const unsupported = [...new Set(Object.values(prose).flatMap((text) => unsupportedFacts(text, corpus)))];
   if (unsupported.length > 0) {
-    const quoted = unsupported.slice(0, 4).map((t) => `“${t.slice(0, 60)}”`).join(', ') + (unsupported.length > 4 ? ` and ${unsupported.length - 4} more` : '');
-    return { ok: false, errors: unsupported.map((t) => `"${t}" is not in the facts: copy it exactly from the JSON or leave it out`), why: `it stated ${quoted}, not in the record` };
+    const n = unsupported.length;
+    const errors = unsupported.map((t) => `"${t}" is not in the facts: copy it exactly from the JSON or leave it out`);
+    return { ok: false, errors, why: `it stated ${n} thing${n === 1 ? '' : 's'} not in the record`, unsupported: unsupported.map((t) => t.slice(0, 200)) };
   }
   return { ok: true, prose };
 }

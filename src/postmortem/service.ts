@@ -118,7 +118,8 @@ export class PostmortemService {
         }),
       );
       const credit = r.postmortem.prose;
-      audit('postmortem.prose', { ...credit, ...(credit.by === 'rules' ? { provider: provider.name, model: provider.model } : {}), calls: r.calls, usage: r.usage });
+      // The rejected answers' inventions stay here (redacted), out of the published note.
+      audit('postmortem.prose', { ...credit, ...(credit.by === 'rules' ? { provider: provider.name, model: provider.model } : {}), calls: r.calls, usage: r.usage, ...(r.unsupported ? { unsupported: r.unsupported } : {}) });
       return r.postmortem;
     } catch (err) {
       const error = redactor.redactText(err instanceof Error ? err.message : String(err));

@@ -117,7 +117,8 @@ describe('postmortem prose by the model', () => {
     const post = JSON.stringify(threadPost(r.postTs).blocks);
     expect(post).toContain('Prose by the model `' + model);
     expect(post).toContain('Someone ran `kubectl scale` against the checkout Deployment');
-    expect(renderPostmortemMarkdown(pm)).toContain(`written by the model \`${model}\` (${which})`);
+    expect(renderPostmortemMarkdown(pm)).toContain(`written by the model \`${model}\` (${which}) from the draft's facts; the names, numbers, times and links in it were checked against the record.`);
+    expect(post).toContain('its names, numbers, times and links were checked against the record');
 
     const calls = await auditOf('postmortem.model_call');
     expect(calls.at(-1)).toMatchObject({ type: 'model_call', provider: which, model, outcome: 'ok', requestedBy: 'U0BOB' });
@@ -178,7 +179,7 @@ describe('postmortem prose by the model', () => {
       const p = proseFrom(factsSent(req));
       return { toolCalls: [{ name: 'submit_prose', input: { ...p, scope: `${p.scope} ${extra}` } }] };
     };
-    const { api, provider } = await anthropic([inventing('The payments-api lost 42% of its orders.'), inventing('Orders dropped by 42%.')]);
+    const { api, provider } = await anthropic([inventing('The payments-api lost 42% of its orders.'), inventing('It dropped by 42%, see https://evil.example.com/pwn and <!channel>.')]);
     const rules = await serviceWith().draft(pw.incidentId);
     const r = await serviceWith(provider).postDraft(pw.incidentId, 'U0BOB');
 
@@ -188,16 +189,45 @@ describe('postmortem prose by the model', () => {
     expect(repair).toContain('\\"payments-api\\" is not in the facts');
     expect(repair).toContain('\\"42\\" is not in the facts');
 
+
+    // Published: a count of what was invented, never the invention (a link in it would be clickable).
     const pm = r.postmortem;
-    expect(pm.prose).toEqual({ by: 'rules', note: 'Prose by the model was rejected: it stated “42”, not in the record. The narrative is rule-based.' });
+    expect(pm.prose).toEqual({ by: 'rules', note: 'Prose by the model was rejected: it stated 3 things not in the record. The narrative is rule-based.' });
     expect(pm.summary.cause).toBe(rules.summary.cause);
     expect(pm.impact.scope).toBe(rules.impact.scope);
     expect(pm.rootCause!.mechanism).toBe(rules.rootCause!.mechanism);
-    const post = JSON.stringify(threadPost(r.postTs).blocks);
+    const post = JSON.stringify(threadPost(r.postTs));
     expect(post).toContain('Prose by rules');
-    expect(post).toContain('Prose by the model was rejected: it stated “42”, not in the record.');
-    expect(post).not.toContain('Orders dropped');
-    expect((await auditOf('postmortem.prose')).at(-1)).toMatchObject({ by: 'rules', provider: 'anthropic', calls: 2 });
+    expect(post).toContain('Prose by the model was rejected: it stated 3 things not in the record.');
+    const markdown = renderPostmortemMarkdown(pm);
+    expect(markdown).toContain('> Prose written by rules from the record. Prose by the model was rejected: it stated 3 things not in the record.');
+    for (const published of [post, markdown, r.text]) {
+      for (const invented of ['evil.example.com', 'channel>', 'payments-api', '42%', 'It dropped']) expect(published).not.toContain(invented);
+    }
+    // Kept for the audit trail: what each rejected answer stated beyond the facts.
+    expect((await auditOf('postmortem.prose')).at(-1)).toMatchObject({
+      by: 'rules',
+      provider: 'anthropic',
+      calls: 2,
+      note: (pm.prose as { note?: string }).note,
+      unsupported: ['payments-api', '42', '<!channel>', 'https://evil.example.com/pwn'],
+    });
+  });
+
+  it('counts a single invention in the singular and audits nothing extra when the model is accepted', async () => {
+    const { provider } = await anthropic([
+      (req) => ({ toolCalls: [{ name: 'submit_prose', input: { ...proseFrom(factsSent(req)), cause: 'Mallory deleted the deployment.' } }] }),
+      (req) => ({ toolCalls: [{ name: 'submit_prose', input: { ...proseFrom(factsSent(req)), cause: 'The cause: Redis ran out of memory.' } }] }),
+    ]);
+    const r = await serviceWith(provider).postDraft(pw.incidentId, 'U0BOB');
+    expect(r.postmortem.prose).toEqual({ by: 'rules', note: 'Prose by the model was rejected: it stated 1 thing not in the record. The narrative is rule-based.' });
+    expect((await auditOf('postmortem.prose')).at(-1)).toMatchObject({ by: 'rules', unsupported: ['Mallory', 'Redis'] });
+
+    const ok = await anthropic([anthropicProse]);
+    await serviceWith(ok.provider).postDraft(pw.incidentId, 'U0BOB');
+    const accepted = (await auditOf('postmortem.prose')).at(-1)!;
+    expect(accepted.by).toBe('model');
+    expect(accepted).not.toHaveProperty('unsupported');
   });
 
   it('takes the repaired answer when the second try keeps to the facts', async () => {

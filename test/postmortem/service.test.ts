@@ -106,6 +106,18 @@ describe('runPostmortemCommand', () => {
     expect(alone.text).toContain('Postmortem draft for');
   });
 
+  it('escapes the record text in the reply, so Slack markup in it stays inert', async () => {
+    const incident = await db.incident.findUniqueOrThrow({ where: { id: pw.incidentId }, select: { title: true } });
+    await db.incident.update({ where: { id: pw.incidentId }, data: { title: 'checkout <!channel> <https://evil.example.com/x|click here> & co' } });
+    try {
+      const reply = await runPostmortemCommand(service, db, { args: pw.incidentId, channelId: 'C0OTHER', userId: 'U0BOB' });
+      expect(reply.text).toContain('checkout &lt;!channel&gt; &lt;https://evil.example.com/x|click here&gt; &amp; co');
+      expect(reply.text).not.toMatch(/<[!@#h]/);
+    } finally {
+      await db.incident.update({ where: { id: pw.incidentId }, data: { title: incident.title } });
+    }
+  });
+
   it('answers clearly when no incident is found', async () => {
     const unknownId = await runPostmortemCommand(service, db, { args: 'cmx00000000000000000000000', channelId: ALERT_CHANNEL, userId: 'U0BOB' });
     expect(unknownId.text).toContain('No incident with id');

@@ -34,9 +34,9 @@ export function linesWithin(lines: string[], max: number, noun = 'more'): string
 const one = (s: string, max: number): string => mrkdwnText(s.replace(/\s*\n\s*/g, ' '), max);
 const whoIs = (id: string): string => (id === 'vigil' ? 'Vigil' : mention(id));
 
-/** Who wrote the narrative (cause, scope, mechanism); the facts always come from the record. */
+/** Who wrote the narrative (cause, scope, mechanism); every other line is the record's. */
 function proseLine(credit: ProseCredit): string {
-  if (credit.by === 'model') return `✍️ Prose by the model \`${one(credit.model, 80)}\` (${one(credit.provider, 30)}) from the record's facts only`;
+  if (credit.by === 'model') return `✍️ Prose by the model \`${one(credit.model, 80)}\` (${one(credit.provider, 30)}) from the record's facts; its names, numbers, times and links were checked against the record`;
   return `✍️ Prose by rules${credit.note ? ` · ⚠️ ${one(credit.note, 400)}` : ''}`;
 }
 
