@@ -155,6 +155,8 @@ export class ApprovalService {
           attempt,
           proposal: JSON.stringify(redactor.redactValue(m)),
           plan: planJson,
+          // Kept even without a plan (refused before planning): a re-proposal after /sre resume needs it.
+          diagnosis: JSON.stringify(redactor.redactValue(diagnosis)),
           risk,
           decision: JSON.stringify(decision),
           status,
@@ -317,12 +319,13 @@ export class ApprovalService {
     });
     let n = 0;
     for (const row of rows.filter(stoppedOut)) {
-      const plan = row.plan ? (JSON.parse(row.plan) as { diagnosis?: { component?: ProposalSource['component']; facts?: ProposalSource['facts'] } }) : undefined;
+      if (!(await this.stillSupported(row.incidentId, row.hypothesisKey))) continue;
+      const diagnosis = JSON.parse(row.diagnosis ?? '{}') as { component?: ProposalSource['component']; facts?: ProposalSource['facts'] };
       const source: ProposalSource = {
         key: row.hypothesisKey,
         status: 'supported',
-        ...(plan?.diagnosis?.component ? { component: plan.diagnosis.component } : {}),
-        ...(plan?.diagnosis?.facts ? { facts: plan.diagnosis.facts } : {}),
+        ...(diagnosis.component ? { component: diagnosis.component } : {}),
+        ...(diagnosis.facts ? { facts: diagnosis.facts } : {}),
         mitigation: JSON.parse(row.proposal) as MitigationProposal,
       };
       try {
@@ -333,6 +336,19 @@ export class ApprovalService {
       }
     }
     return n;
+  }
+
+  /**
+   * Whether the hypothesis behind a request is still supported in the latest investigation (responders
+   * may have ruled it out while Vigil was stopped, or a re-run no longer found it). A rollback has no
+   * hypothesis of its own: it stands.
+   */
+  private async stillSupported(incidentId: string, key: string): Promise<boolean> {
+    if (key.startsWith('rollback:')) return true;
+    const latest = await this.deps.db.investigation.findFirst({ where: { incidentId }, orderBy: { startedAt: 'desc' }, select: { id: true } });
+    if (!latest) return true; // proposed outside an investigation (by hand): nothing says otherwise
+    const h = await this.deps.db.hypothesis.findFirst({ where: { investigationId: latest.id, key }, select: { status: true } });
+    return h?.status === 'supported';
   }
 
   /** Open incidents posted in a channel, newest first (for `/sre stop` without an id). */

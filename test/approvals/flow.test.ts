@@ -270,6 +270,30 @@ describe('kill switch', () => {
     expect(w.slack.rejections).toEqual([]);
   });
 
+  it('after a resume, re-proposes with the stored diagnosis, and not a fix whose hypothesis was ruled out meanwhile', async () => {
+    const { incidentId } = await w.openIncident();
+    const inv = await w.db.prisma.investigation.create({ data: { incidentId, state: 'done', step: 'reported' } });
+    const hyp = (key: string, status: string) =>
+      w.db.prisma.hypothesis.create({ data: { investigationId: inv.id, key, label: `H${key.length}`, ordinal: key.length, analyzer: 'test', status, confidence: 0.9, title: key, mechanism: 'm' } });
+    await hyp(SCALE_FINDING.key, 'supported');
+    await hyp('restart-it', 'supported');
+    await w.service.stop({ incidentId }, BOB.id);
+    // Refused while stopped, before any plan: the diagnosis is stored all the same.
+    expect((await w.service.propose(incidentId, SCALE_FINDING)).kind).toBe('refused');
+    expect((await w.service.propose(incidentId, { ...SCALE_FINDING, key: 'restart-it' })).kind).toBe('refused');
+    const refused = await w.db.prisma.approvalRequest.findFirstOrThrow({ where: { incidentId, hypothesisKey: SCALE_FINDING.key } });
+    expect(refused.plan).toBeNull();
+    expect(JSON.parse(refused.diagnosis!)).toEqual({ component: SCALE_FINDING.component, facts: SCALE_FINDING.facts });
+    // A responder rules out the second hypothesis while Vigil is stopped.
+    await w.db.prisma.hypothesis.update({ where: { investigationId_key: { investigationId: inv.id, key: 'restart-it' } }, data: { status: 'ruled_out' } });
+
+    expect(await w.service.resume({ incidentId }, BOB.id)).toMatchObject({ kind: 'resumed', reproposed: 1 });
+    const again = await w.db.prisma.approvalRequest.findFirstOrThrow({ where: { incidentId, hypothesisKey: SCALE_FINDING.key, attempt: 2 } });
+    expect(again.status).toBe('pending');
+    expect(JSON.parse(again.plan!).diagnosis).toEqual({ component: SCALE_FINDING.component, facts: SCALE_FINDING.facts });
+    expect(await w.db.prisma.approvalRequest.count({ where: { incidentId, hypothesisKey: 'restart-it' } })).toBe(1);
+  });
+
   it('a global stop by an admin blocks an approval already on the card', async () => {
     const { requestId } = await proposeScale();
     expect(await w.service.stop('global', 'U0ADMIN1')).toEqual({ kind: 'stopped', scope: 'global', cancelled: 1 });

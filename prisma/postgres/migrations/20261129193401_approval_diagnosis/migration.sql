@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "ApprovalRequest" ADD COLUMN     "diagnosis" TEXT;
+
