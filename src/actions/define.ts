@@ -13,7 +13,7 @@ export function defineAction<P extends z.ZodType>(spec: Pick<ActionDefinition<P>
     ...spec,
     effect: 'write',
     plan: (ctx, proposal) => buildPlan(spec as unknown as Pick<ActionDefinition, 'name' | 'params' | 'draft'>, ctx, proposal),
-    execute: (executor, plan) => executePlan(executor, plan),
+    execute: (executor, plan, guard) => executePlan(executor, plan, guard),
     verify: (reader, plan, options) => verifyPlan(reader, plan, options),
   };
 }

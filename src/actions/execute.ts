@@ -5,7 +5,7 @@
  * because that state moved says so, so the thread tells people to propose again.
  */
 import type { ApprovedExecutor } from './executor.js';
-import type { ExecutionResult, KubeWrite, Plan, WriteOutcome } from './types.js';
+import type { ExecutionResult, KubeWrite, Plan, WriteGuard, WriteOutcome } from './types.js';
 
 /**
  * kube-apiserver's whole message when a JSON patch does not apply to the stored object (a `test` op
@@ -32,7 +32,7 @@ function refusal(w: KubeWrite, o: WriteOutcome, plan: Plan, writes: WriteOutcome
   );
 }
 
-export async function executePlan(executor: ApprovedExecutor, plan: Plan): Promise<ExecutionResult> {
+export async function executePlan(executor: ApprovedExecutor, plan: Plan, guard?: WriteGuard): Promise<ExecutionResult> {
   if (!plan.executable) return { status: 'refused', message: 'the plan is not executable (a pre-check failed or the dry run was not accepted)' };
   if (executor.incidentId !== plan.incidentId) return { status: 'refused', message: `the executor is bound to incident ${executor.incidentId}, the plan to ${plan.incidentId}` };
   const base = { identity: executor.identity, annotation: executor.annotation };
@@ -43,6 +43,8 @@ export async function executePlan(executor: ApprovedExecutor, plan: Plan): Promi
     const refused = outcomes.find((o) => o.status === 'rejected');
     if (refused) return { status: 'rejected', ...base, writes, message: refusal(w, refused, plan, writes, 'final dry run') };
   }
+  const halt = await guard?.();
+  if (halt) return { status: 'refused', message: `${halt}; only dry runs were sent` };
   for (const w of plan.writes) {
     const outcomes = await executor.apply(w);
     writes.push(...outcomes);

@@ -17,7 +17,7 @@ import type { ExternalProviders } from './external/types.js';
 import { verifyPlan } from './verify.js';
 import { InvalidProposalError } from './plan.js';
 import type { TargetReader } from './reader.js';
-import type { ActionDefinition, Approval, ExecutionResult, Plan, PlanContext, VerificationResult, VerifyOptions } from './types.js';
+import type { ActionDefinition, Approval, ExecutionResult, Plan, PlanContext, VerificationResult, VerifyOptions, WriteGuard } from './types.js';
 
 export const ACTIONS = {
   scale,
@@ -58,15 +58,17 @@ export async function planMitigation(ctx: PlanContext, proposal: MitigationPropo
   return action.plan(ctx, proposal);
 }
 
-export async function executeMitigation(executor: ApprovedExecutor, plan: Plan): Promise<ExecutionResult> {
+export async function executeMitigation(executor: ApprovedExecutor, plan: Plan, guard?: WriteGuard): Promise<ExecutionResult> {
   const action = getAction(plan.action);
   if (!action) return { status: 'refused', message: isExternalAction(plan.action) ? `${plan.action} runs through its provider, not the Kubernetes executor` : `unknown action ${plan.action}` };
-  return action.execute(executor, plan);
+  return action.execute(executor, plan, guard);
 }
 
 /** Runs an approved flag or revert plan with the provider's writer token. */
-export async function executeExternalMitigation(providers: ExternalProviders, plan: Plan, approval: Approval): Promise<ExecutionResult> {
+export async function executeExternalMitigation(providers: ExternalProviders, plan: Plan, approval: Approval, guard?: WriteGuard): Promise<ExecutionResult> {
   if (!isExternalAction(plan.action)) return { status: 'refused', message: `${plan.action} is a Kubernetes action` };
+  const halt = await guard?.();
+  if (halt) return { status: 'refused', message: `${halt}; nothing was sent` };
   return EXTERNAL_ACTIONS[plan.action].execute(providers, plan, approval);
 }
 

@@ -264,9 +264,15 @@ export interface ActionDefinition<P extends z.ZodType = z.ZodType> {
   /** Reads the target and describes the change; the common steps (plan.ts) add checks, dry run and risk. */
   draft(ctx: PlanContext, target: ComponentRef, params: z.infer<P>): Promise<ActionDraft>;
   plan(ctx: PlanContext, proposal: MitigationProposal): Promise<Plan>;
-  execute(executor: ApprovedExecutor, plan: Plan): Promise<ExecutionResult>;
+  execute(executor: ApprovedExecutor, plan: Plan, guard?: WriteGuard): Promise<ExecutionResult>;
   verify(reader: TargetReader, plan: Plan, options?: VerifyOptions): Promise<VerificationResult>;
 }
+
+/**
+ * Asked right before the first real write (after the final dry run): a reason not to write now (the kill
+ * switch was pulled meanwhile), or undefined to go ahead.
+ */
+export type WriteGuard = () => Promise<string | undefined>;
 
 export interface VerifyOptions {
   /** Reads flag and pull-request state for their criteria. */

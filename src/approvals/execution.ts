@@ -9,6 +9,7 @@ import { recordAudit } from '../incidents/audit.js';
 import { readContext } from '../incidents/context.js';
 import { evaluateProposal, type PolicyDecision, type Requester } from '../policy/index.js';
 import { renderExecutionNote } from '../slack/blocks/approval.js';
+import { driftSinceApproval } from './drift.js';
 import { notExecutableReason, planProposal, storablePlan } from './planner.js';
 import { incidentScope, plannedProposal, proposedTarget } from './policy-input.js';
 import type { ApprovalDeps } from './service.js';
@@ -62,6 +63,8 @@ export class ApprovalExecution {
     if (planned.kind === 'invalid') return { status: 'failed', reason: planned.reason };
     const plan = planned.plan;
     if (!plan.executable) return { status: 'failed', reason: notExecutableReason(plan), plan };
+    const drift = driftSinceApproval(v.plan, plan, redactor);
+    if (drift) return { status: 'refused', reason: `refused: ${drift}. The approval was for the change on the card; propose again to plan against the current state`, plan };
 
     const owner = (incident.service ? this.deps.catalog?.find(incident.namespace ?? undefined, incident.service)?.owner : undefined) ?? readContext(incident.investigations[0]?.context ?? '{}').owner;
     const decision = evaluateProposal(
@@ -118,8 +121,14 @@ export class ApprovalExecution {
 
   /** Kubernetes writes go through the executor identity; flag and revert writes through their provider's writer token. */
   private async write(incidentId: string, plan: Plan, approval: Approval): Promise<ExecutionResult> {
-    if (isExternalAction(plan.action)) return executeExternalMitigation(this.deps.providers ?? {}, plan, approval);
-    return executeMitigation(await openApprovedExecutor(this.deps.executor, incidentId, approval), plan);
+    // Last look at the kill switch, right before the first real write: /sre stop may have come while the
+    // plan was re-made, the executor identity opened and the final dry run sent.
+    const guard = async (): Promise<string | undefined> => {
+      const stops = await stopsFor(this.deps.db, incidentId);
+      return stops.global || stops.incident ? `Vigil was stopped ${stops.global ? 'for all incidents' : 'for this incident'} before the write` : undefined;
+    };
+    if (isExternalAction(plan.action)) return executeExternalMitigation(this.deps.providers ?? {}, plan, approval, guard);
+    return executeMitigation(await openApprovedExecutor(this.deps.executor, incidentId, approval), plan, guard);
   }
 
   private async finish(v: ApprovalView, f: Finish): Promise<void> {

@@ -54,6 +54,8 @@ export interface ApprovalDeps {
 }
 
 const STOP_CANCELLED = 'cancelled: Vigil was stopped by';
+/** How long a proposal may wait for its approvals. */
+const PENDING_TTL_MS = 6 * 3_600_000;
 
 /** Refusals found before planning: the target is never read or dry-run (a prompt-injected target stops here). */
 const BEFORE_PLANNING: ReadonlySet<DenyCode> = new Set(['stopped', 'invalid_proposal', 'never_write', 'out_of_scope', 'no_rule', 'rule_forbids', 'no_owner']);
@@ -115,8 +117,10 @@ export class ApprovalService {
     const identity = { incidentId, hypothesisKey: source.key, action: m.action, targetKind: written.kind, targetNs: written.namespace, targetName: written.name };
     const existing = await db.approvalRequest.findFirst({ where: identity, orderBy: { attempt: 'desc' } });
     const stops = await stopsFor(db, incidentId);
-    // A request a stop cancelled (or refused) is proposed afresh once Vigil runs again: new plan, new approvals.
-    if (existing && !(stoppedOut(existing) && !stops.global && !stops.incident)) return { kind: 'existing', requestId: existing.id, status: existing.status as ApprovalStatus };
+    // A request a stop cancelled (or refused) is proposed afresh once Vigil runs again, and an expired one
+    // whenever asked again: new plan, new attempt, new approvals.
+    const again = existing && (existing.status === 'expired' || (stoppedOut(existing) && !stops.global && !stops.incident));
+    if (existing && !again) return { kind: 'existing', requestId: existing.id, status: existing.status as ApprovalStatus };
     const attempt = (existing?.attempt ?? 0) + 1;
 
     const requestedBy = opts.requestedBy ?? 'vigil';
@@ -197,6 +201,13 @@ export class ApprovalService {
     where.channel ||= row.channelId;
     where.threadTs ??= row.threadTs ?? undefined;
     if (v.status !== 'pending') return this.refuse(c, where, `this request is already ${v.status}; nothing changed`, v.incidentId);
+    // A card outlives its moment: an approval is for the incident as it was, not weeks later.
+    const incident = await db.incident.findUnique({ where: { id: v.incidentId }, select: { status: true } });
+    const stale = incident?.status !== 'open' ? 'the incident is no longer open' : clock.now().getTime() - row.createdAt.getTime() > PENDING_TTL_MS ? `it was proposed more than ${PENDING_TTL_MS / 3_600_000} hours ago` : undefined;
+    if (stale) {
+      if (await transition(db, v.id, ['pending'], 'expired', { statusReason: `expired: ${stale}` })) await this.refreshCard(v.id);
+      return this.refuse(c, where, `this request expired (${stale}); nothing changed. If the fix is still needed, reply in the thread so Vigil investigates again and proposes a fresh plan`, v.incidentId);
+    }
     const stops = await stopsFor(db, v.incidentId);
     if (stops.global || stops.incident) return this.refuse(c, where, `Vigil is stopped ${stops.global ? 'for all incidents' : 'for this incident'}; nothing can be approved until it is resumed`, v.incidentId);
     if (v.decision.kind === 'deny') return this.refuse(c, where, `policy refused this proposal: ${v.decision.reason}`, v.incidentId);
@@ -226,11 +237,20 @@ export class ApprovalService {
 
     const verdict = evaluateApproval(v.decision, { userId: c.userId, userGroups: groups, requestedBy: v.requestedBy, risk: v.plan?.risk.score ?? 100 }, v.decisions.filter((d) => d.decision === 'approve').map((d) => d.userId));
     if (verdict.kind === 'rejected') return this.refuse(c, where, verdict.reason, v.incidentId, verdict.approverGroups);
-    const complete = verdict.remaining === 0;
-    const outcome = await this.record(key, decisionRow, v.incidentId, async (tx) => (complete ? transition(tx, v.id, ['pending'], 'approved') : true));
+    // The count is taken inside the transaction, after locking the row: two approvers clicking at the
+    // same moment must not both see "one more needed" and leave the request pending for ever.
+    let remaining = verdict.remaining;
+    const needed = v.decision.kind === 'require_approval' ? v.decision.approvals : 1;
+    const outcome = await this.record(key, decisionRow, v.incidentId, async (tx) => {
+      const locked = await tx.approvalRequest.updateMany({ where: { id: v.id, status: 'pending' }, data: { updatedAt: now } });
+      if (locked.count === 0) return false;
+      const given = await tx.approvalDecision.count({ where: { requestId: v.id, decision: 'approve' } });
+      remaining = Math.max(0, needed - given);
+      return remaining === 0 ? transition(tx, v.id, ['pending'], 'approved') : true;
+    });
     if (outcome !== 'ok') return outcome === 'duplicate' ? { kind: 'duplicate' } : this.refuse(c, where, 'this request changed meanwhile; nothing changed', v.incidentId);
     await this.refreshCard(v.id);
-    if (!complete) return { kind: 'recorded', remaining: verdict.remaining };
+    if (remaining > 0) return { kind: 'recorded', remaining };
     this.track(this.execution.run(v.id, { userId: c.userId, ...(userName ? { userName } : {}), at: now }));
     return { kind: 'executing' };
   }

@@ -87,6 +87,7 @@ describe('flip_flag through approval', () => {
     expect(ld.changes).toEqual([expect.objectContaining({ flag: 'new-checkout-flow', on: false, token: WRITE, comment: expect.stringContaining('approved by U0BOB (bob)') })]);
     expect(ld.requests.filter((q) => q.method === 'PATCH' && q.token === READ)).toEqual([]);
     expect(w.writes()).toEqual([]); // nothing went to Kubernetes
+    await eventually(async () => renderBlocksAsText(await w.card(requestId)).includes('Executed as'), 'the outcome on the card');
     const after = renderBlocksAsText(await w.card(requestId));
     expect(after).toContain("Executed as `launchdarkly:vigil-flag-writer (service token)` (the provider's writer token): applied");
     expect(after).toContain('✓ new-checkout-flow targeting off in production — targeting off');
@@ -108,7 +109,8 @@ describe('a write without a clear answer', () => {
     expect(ld.changes).toHaveLength(1);
     const row = await w.db.prisma.approvalRequest.findUniqueOrThrow({ where: { id: requestId } });
     expect(row.executedAt).not.toBeNull(); // the rate, loop and budget limits count it
-    expect(renderBlocksAsText(await w.card(requestId))).toContain('no clear answer, the change may have been applied');
+    // The card is edited after the status is stored.
+    await eventually(async () => renderBlocksAsText(await w.card(requestId)).includes('no clear answer, the change may have been applied'), 'the outcome on the card');
   });
 });
 
@@ -134,6 +136,6 @@ describe('revert_pr through approval', () => {
     expect(gh.reverts[0]).toMatchObject({ login: 'vigil-bot', pull: { state: 'open', mergedAt: null, title: 'Revert "Cache checkout totals"' } });
     expect(gh.reverts[0]!.pull.body).toContain(`Opened by Vigil for incident ${incidentId}`);
     expect(gh.requests.filter((q) => q.method !== 'GET' && q.login !== 'vigil-bot')).toEqual([]);
-    expect(renderBlocksAsText(await w.card(requestId))).toContain('open for review');
+    await eventually(async () => renderBlocksAsText(await w.card(requestId)).includes('open for review'), 'the outcome on the card');
   });
 });

@@ -230,6 +230,66 @@ describe('authorisation on the server', () => {
   });
 });
 
+describe('the target changed after the card was posted', () => {
+  it('refuses the approved change instead of doing something else than the card said', async () => {
+    // A proposal without diagnosed facts (as a rollback has): only the card says what state it was for.
+    const { incidentId } = await w.openIncident();
+    const { facts: _facts, ...noFacts } = SCALE_FINDING;
+    const r = await w.service.propose(incidentId, noFacts);
+    if (r.kind !== 'proposed') throw new Error(JSON.stringify(r));
+    const requestId = r.requestId;
+    expect(renderBlocksAsText(await w.card(requestId))).toContain('spec.replicas: 0 → 3');
+    // Someone scales it by hand before anyone approves: the same command would now scale 2 → 3.
+    await w.kube.patchDeployment('shop', 'checkout', { spec: { replicas: 2 } });
+    await w.click(requestId, ALICE, 'approve');
+    const done = await w.waitForStatus(requestId, ['refused', 'executed', 'failed']);
+    expect(done.status).toBe('refused');
+    expect(done.statusReason).toMatch(/spec changed since it was approved \(generation \d+ → \d+\)\. The approval was for the change on the card; propose again/);
+    expect(w.writes().filter((a) => a.user === EXECUTOR_USER)).toEqual([]);
+  });
+});
+
+describe('stale cards', () => {
+  it('an approval for a resolved incident expires the card and writes nothing; asking again gives a fresh card', async () => {
+    const { requestId, incidentId } = await proposeScale();
+    await w.db.prisma.incident.update({ where: { id: incidentId }, data: { status: 'resolved' } });
+    await w.click(requestId, ALICE, 'approve');
+    const eph = await w.slack.waitFor(() => ephemeralsFor(ALICE.id)[0], { label: 'ephemeral to alice' });
+    expect(eph.text).toContain('this request expired (the incident is no longer open); nothing changed');
+    expect((await w.view(requestId)).status).toBe('expired');
+    expect(w.writes()).toEqual([]);
+    await w.db.prisma.incident.update({ where: { id: incidentId }, data: { status: 'open' } });
+    const again = await w.service.propose(incidentId, SCALE_FINDING);
+    expect(again.kind).toBe('proposed');
+    expect((again as { requestId: string }).requestId).not.toBe(requestId);
+  });
+
+  it('a card older than six hours expires on click', async () => {
+    const { requestId } = await proposeScale();
+    await w.db.prisma.approvalRequest.update({ where: { id: requestId }, data: { createdAt: new Date(Date.now() - 7 * 3_600_000) } });
+    await w.click(requestId, ALICE, 'approve');
+    const eph = await w.slack.waitFor(() => ephemeralsFor(ALICE.id)[0], { label: 'ephemeral to alice' });
+    expect(eph.text).toContain('proposed more than 6 hours ago');
+    expect(w.writes()).toEqual([]);
+  });
+});
+
+describe('two approvals at the same moment', () => {
+  it('both count: the request is approved and executed once, not left pending with two approvals', async () => {
+    await w.close();
+    const text = readFileSync(POLICY_FILE, 'utf8').replace(/(name: prod-scale-restart[\s\S]*?approvals:) 1/, '$1 2');
+    w = await startApprovalWorld({ policy: parsePolicy(text, 'inline') });
+    const { requestId } = await proposeScale();
+    expect((await w.view(requestId)).decision).toMatchObject({ approvals: 2 });
+    const click = (u: { id: string; name: string }) => w.service.click({ requestId, userId: u.id, userName: u.name, decision: 'approve', deliveryKey: `k-${u.id}`, channelId: CHANNEL });
+    const results = await Promise.all([click(ALICE), click(BOB)]);
+    expect(results.map((r) => r.kind).sort()).toEqual(['executing', 'recorded']);
+    await w.controllerReadies(3);
+    expect((await w.waitForStatus(requestId, ['executed', 'failed'])).status).toBe('executed');
+    expect(w.writes().filter((a) => a.verb === 'patch' && a.path.endsWith('/scale'))).toHaveLength(1);
+  });
+});
+
 describe('kill switch', () => {
   it('/sre stop cancels pending approvals and blocks clicks and proposals until /sre resume', async () => {
     const { runStopCommand } = await import('../../src/approvals/index.js');
@@ -292,6 +352,20 @@ describe('kill switch', () => {
     expect(again.status).toBe('pending');
     expect(JSON.parse(again.plan!).diagnosis).toEqual({ component: SCALE_FINDING.component, facts: SCALE_FINDING.facts });
     expect(await w.db.prisma.approvalRequest.count({ where: { incidentId, hypothesisKey: 'restart-it' } })).toBe(1);
+  });
+
+  it('a stop that lands while the approved change is being re-planned still prevents the write', async () => {
+    const { requestId, incidentId } = await proposeScale();
+    // Dry runs after the click: the re-plan's two (the scale and its annotation), then the final ones right
+    // before the write. The stop arrives with the final ones, after the policy was asked again.
+    let dryRuns = 0;
+    w.kube.kube.beforeNext((r) => r.method === 'PATCH' && r.query['dryRun'] === 'All' && ++dryRuns === 3, async () => {
+      await w.service.stop({ incidentId }, BOB.id);
+    });
+    await w.click(requestId, ALICE, 'approve');
+    const done = await w.waitForStatus(requestId, ['failed', 'executed', 'refused', 'cancelled']);
+    expect(done.statusReason).toContain('Vigil was stopped for this incident before the write; only dry runs were sent');
+    expect(w.writes().filter((a) => a.user === EXECUTOR_USER)).toEqual([]);
   });
 
   it('a global stop by an admin blocks an approval already on the card', async () => {
