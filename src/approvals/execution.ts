@@ -58,7 +58,7 @@ export class ApprovalExecution {
     const incident = await db.incident.findUniqueOrThrow({ where: { id: v.incidentId }, include: { investigations: { orderBy: { startedAt: 'desc' }, take: 1 } } });
     const now = clock.now();
     const target = proposedTarget(v.proposal);
-    const history = await executionsOn(db, target, now);
+    const history = await executionsOn(db, target, now, v.plan?.diagnosis?.component?.name);
     const planned = await planProposal(this.deps, v.incidentId, v.proposal, v.plan?.diagnosis, history.risk);
     if (planned.kind === 'invalid') return { status: 'failed', reason: planned.reason };
     const plan = planned.plan;

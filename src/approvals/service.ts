@@ -136,7 +136,7 @@ export class ApprovalService {
     let risk: number | null = null;
     let refusedBecause: string | undefined = decision.kind === 'deny' ? decision.reason : undefined;
     if (decision.kind !== 'deny' || !BEFORE_PLANNING.has(decision.code)) {
-      const history = await executionsOn(db, written, now);
+      const history = await executionsOn(db, written, now, source.component?.name);
       const planned = await planProposal(this.planner(), incidentId, m, diagnosis, history.risk);
       if (planned.kind === 'invalid') {
         decision = { kind: 'deny', code: 'invalid_proposal', reason: `refused: ${planned.reason}` };

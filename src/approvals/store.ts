@@ -4,7 +4,7 @@
  */
 import type { ActionHistoryEntry } from '../actions/index.js';
 import type { ExecutionRecord, PolicyDecision } from '../policy/index.js';
-import { targetKey } from '../policy/index.js';
+import { podsOfKey, targetKey } from '../policy/index.js';
 import type { Db } from '../store/db.js';
 import type { DbTx } from '../store/tx.js';
 import type { MitigationProposal } from '../triage/types.js';
@@ -57,16 +57,19 @@ function outcomeOf(r: Executed, rolledBack: Set<string>, id: string): ExecutionR
 }
 
 /** Every write Vigil executed on this target (any incident) recently, newest first. */
-export async function executionsOn(db: Db, target: { kind: string; namespace: string; name: string }, now: Date) {
+export async function executionsOn(db: Db, target: { kind: string; namespace: string; name: string }, now: Date, workload?: string) {
+  const since = new Date(now.getTime() - HISTORY_MS);
+  // A pod counts as its workload's (policy `limitKey`): every pod of the workload Vigil wrote to.
+  const podsOf = target.kind.toLowerCase() === 'pod' && workload ? workload : undefined;
   const rows = await db.approvalRequest.findMany({
-    where: { targetNs: target.namespace, targetName: target.name, executedAt: { gte: new Date(now.getTime() - HISTORY_MS) } },
+    where: { targetNs: target.namespace, ...(podsOf ? {} : { targetName: target.name }), executedAt: { gte: since } },
     orderBy: { executedAt: 'desc' },
   });
-  const sameKind = rows.filter((r) => r.targetKind.toLowerCase() === target.kind.toLowerCase());
+  const sameKind = rows.filter((r) => r.targetKind.toLowerCase() === target.kind.toLowerCase() && (!podsOf || diagnosedWorkload(r.diagnosis) === podsOf));
   const rolledBack = new Set(sameKind.filter((r) => r.parentId && r.status === 'executed').map((r) => r.parentId!));
   const policy: ExecutionRecord[] = sameKind.map((r) => ({
     action: r.action,
-    targetKey: targetKey({ kind: r.targetKind, namespace: r.targetNs, name: r.targetName }),
+    targetKey: podsOf ? podsOfKey(r.targetNs, podsOf) : targetKey({ kind: r.targetKind, namespace: r.targetNs, name: r.targetName }),
     at: r.executedAt!,
     outcome: outcomeOf(r, rolledBack, r.id),
   }));
@@ -77,6 +80,10 @@ export async function executionsOn(db: Db, target: { kind: string; namespace: st
     at: r.executedAt!,
   }));
   return { policy, risk };
+}
+
+function diagnosedWorkload(diagnosis: string | null): string | undefined {
+  return diagnosis ? (JSON.parse(diagnosis) as { component?: { name?: string } }).component?.name : undefined;
 }
 
 /** Writes already executed for this incident (the mutation budget). */

@@ -23,5 +23,5 @@ export { parsePolicy } from './parse.js';
 export { loadPolicy, READ_ONLY_POLICY } from './load.js';
 export { evaluateProposal, isPolicyAdmin } from './evaluate.js';
 export { evaluateApproval, type ApprovalClick } from './approve.js';
-export { targetKey, environmentOf } from './match.js';
+export { targetKey, limitKey, podsOfKey, environmentOf } from './match.js';
 export { formatDuration, parseDuration } from './duration.js';

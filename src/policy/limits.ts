@@ -1,5 +1,5 @@
 import { formatDuration } from './duration.js';
-import { targetKey } from './match.js';
+import { limitKey } from './match.js';
 import type { ActionProposal, DenyCode, ExecutionRecord, Policy, PolicyContext, PolicyLimits } from './types.js';
 
 /**
@@ -46,7 +46,7 @@ export function checkMutationBudget(policy: Policy, ctx: PolicyContext): LimitBr
 /** The runaway-loop stop: the same action on the same target, whatever incident ran it. */
 export function checkLoop(policy: Policy, p: ActionProposal, ctx: PolicyContext): LimitBreach | undefined {
   const { sameActionSameTarget: max, windowMs } = policy.incident.loop;
-  const key = targetKey(p.target);
+  const key = limitKey(p);
   const ran = within(ctx.history, ctx.now, windowMs, (r) => r.targetKey === key && r.action === p.action);
   if (ran < max) return undefined;
   return {
@@ -59,7 +59,7 @@ export function checkLoop(policy: Policy, p: ActionProposal, ctx: PolicyContext)
 export function checkRate(p: ActionProposal, limits: PolicyLimits, ctx: PolicyContext): LimitBreach | undefined {
   if (!limits.perTarget) return undefined;
   const { max, windowMs } = limits.perTarget;
-  const key = targetKey(p.target);
+  const key = limitKey(p);
   const ran = within(ctx.history, ctx.now, windowMs, (r) => r.targetKey === key);
   if (ran < max) return undefined;
   return {

@@ -8,6 +8,17 @@ export function targetKey(target: ActionTarget): string {
   return `${target.namespace}/${target.kind.toLowerCase()}/${target.name}`;
 }
 
+/**
+ * The key rate and loop limits count a proposal under. A pod is counted as its workload's
+ * (`shop/pods-of/checkout`): deleting one replacement pod after another is the same action repeated,
+ * though each pod has a new name.
+ */
+export function limitKey(p: Pick<ActionProposal, 'target' | 'service'>): string {
+  return p.target.kind.toLowerCase() === 'pod' && p.service ? podsOfKey(p.target.namespace, p.service) : targetKey(p.target);
+}
+
+export const podsOfKey = (namespace: string, workload: string): string => `${namespace}/pods-of/${workload}`;
+
 /** The service (workload) a proposal affects: `service` when given, else the target itself. */
 export function serviceOf(proposal: ActionProposal): string {
   return proposal.service ?? proposal.target.name;

@@ -274,6 +274,28 @@ describe('stale cards', () => {
   });
 });
 
+describe('execution history for the limits', () => {
+  it('counts the deletions of a workload’s pods together, whatever each pod was called', async () => {
+    const { incidentId } = await w.openIncident();
+    const row = (name: string, workload: string, i: number) =>
+      w.db.prisma.approvalRequest.create({
+        data: {
+          incidentId, hypothesisKey: `h${i}`, action: 'delete_pod', targetKind: 'Pod', targetNs: 'shop', targetName: name, proposal: '{}', decision: '{}',
+          status: 'executed', requestedBy: 'vigil', channelId: CHANNEL, executedAt: new Date(Date.now() - i * 60_000),
+          diagnosis: JSON.stringify({ component: { kind: 'Deployment', namespace: 'shop', name: workload } }),
+        },
+      });
+    await row('checkout-aaa', 'checkout', 1);
+    await row('checkout-bbb', 'checkout', 2);
+    await row('cart-ccc', 'cart', 3);
+    const { executionsOn } = await import('../../src/approvals/store.js');
+    const h = await executionsOn(w.db.prisma, { kind: 'Pod', namespace: 'shop', name: 'checkout-zzz' }, new Date(), 'checkout');
+    expect(h.policy.map((r) => r.targetKey)).toEqual(['shop/pods-of/checkout', 'shop/pods-of/checkout']);
+    const one = await executionsOn(w.db.prisma, { kind: 'Pod', namespace: 'shop', name: 'checkout-aaa' }, new Date());
+    expect(one.policy.map((r) => r.targetKey)).toEqual(['shop/pod/checkout-aaa']);
+  });
+});
+
 describe('two approvals at the same moment', () => {
   it('both count: the request is approved and executed once, not left pending with two approvals', async () => {
     await w.close();

@@ -110,6 +110,10 @@ describe('evaluateProposal', () => {
     );
     const decision = evaluateProposal(policy, proposal({ action: 'delete_pod', target: pod, service: 'checkout', podsAffected: 1 }), context());
     expect(decision).toMatchObject({ kind: 'require_approval', approvals: 2, approverGroups: ['S0SREONCALL', 'S0TEAMCHECKOUT'], rule: 'delete-pod' });
+    // Deleting one replacement pod after another is the same action repeated: counted per workload.
+    const history = [ran('delete_pod', 'shop/pods-of/checkout', 5), ran('delete_pod', 'shop/pods-of/checkout', 2)];
+    const next = proposal({ action: 'delete_pod', target: { ...pod, name: 'checkout-7f9c-q8w' }, service: 'checkout', podsAffected: 1 });
+    expect(denial(evaluateProposal(policy, next, context({ history }))).code).toBe('loop');
   });
 
   it('never writes in protected namespaces or frozen environments, whatever the scope says', () => {
