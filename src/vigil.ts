@@ -273,7 +273,7 @@ export async function startVigil(config: Config, log: Logger, o: VigilOverrides 
       await app.stop().catch(() => undefined);
       await desk.idle();
       await runner.stop();
-      await approvals?.idle();
+      await approvals?.stopAll();
       await tracing?.shutdown();
       await anchorer?.stop();
       await db.close();

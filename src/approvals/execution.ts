@@ -17,6 +17,11 @@ import { executionsOn, mutationsOf, readApproval, stopsFor, transition } from '.
 import type { MitigationProposal } from '../triage/types.js';
 import type { ApprovalOutcome, ApprovalView, ProposalSource, ProposeResult } from './types.js';
 
+/** How often a running execution touches its row; a row quiet for three beats is taken as interrupted. */
+export const EXECUTION_HEARTBEAT_MS = 20_000;
+export const INTERRUPTED_AFTER_MS = 3 * EXECUTION_HEARTBEAT_MS;
+export const INTERRUPTED_REASON = 'Vigil restarted during execution: check the target before proposing again';
+
 export interface ExecutionHooks {
   refreshCard(id: string): Promise<void>;
   propose(incidentId: string, source: ProposalSource, opts: { requestedBy?: Requester; parentId?: string }): Promise<ProposeResult>;
@@ -39,18 +44,28 @@ export class ApprovalExecution {
   ) {}
 
   async run(id: string, approval: Approval): Promise<void> {
-    const { db, log } = this.deps;
+    const { db, log, clock } = this.deps;
     if (!(await transition(db, id, ['approved'], 'executing'))) return; // another worker has it, or it was cancelled
-    await this.hooks.refreshCard(id);
-    const v = (await readApproval(db, id))!;
-    let finish: Finish;
+    // A heartbeat on the row while executing and verifying (minutes): a replica starting meanwhile sees a
+    // live execution, not one interrupted by a restart (resumeInterrupted).
+    const beat = setInterval(() => {
+      void db.approvalRequest.updateMany({ where: { id, status: 'executing' }, data: { updatedAt: clock.now() } }).catch((err: unknown) => log.warn({ err: String(err), requestId: id }, 'execution heartbeat failed'));
+    }, EXECUTION_HEARTBEAT_MS);
+    beat.unref();
     try {
-      finish = await this.execute(v, approval);
-    } catch (err) {
-      log.error({ err: String(err), requestId: id }, 'approved action failed');
-      finish = { status: 'failed', reason: `error while executing: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}` };
+      await this.hooks.refreshCard(id);
+      const v = (await readApproval(db, id))!;
+      let finish: Finish;
+      try {
+        finish = await this.execute(v, approval);
+      } catch (err) {
+        log.error({ err: String(err), requestId: id }, 'approved action failed');
+        finish = { status: 'failed', reason: `error while executing: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}` };
+      }
+      await this.finish(v, finish);
+    } finally {
+      clearInterval(beat);
     }
-    await this.finish(v, finish);
   }
 
   private async execute(v: ApprovalView, approval: Approval): Promise<Finish> {
@@ -133,11 +148,15 @@ export class ApprovalExecution {
 
   private async finish(v: ApprovalView, f: Finish): Promise<void> {
     const { db, redactor, clock } = this.deps;
-    await transition(db, v.id, ['executing'], f.status, {
+    const data = {
       statusReason: f.reason ? redactor.redactText(f.reason) : null,
       ...(f.outcome ? { result: JSON.stringify(redactor.redactValue(f.outcome)) } : {}),
       ...(f.plan ? { plan: JSON.stringify(storablePlan(f.plan, v.plan?.diagnosis, redactor)) } : {}),
-    });
+    };
+    if (!(await transition(db, v.id, ['executing'], f.status, data))) {
+      // Taken for an interrupted run while this one was alive (heartbeat missed): the real outcome wins.
+      await db.approvalRequest.updateMany({ where: { id: v.id, status: 'failed', statusReason: INTERRUPTED_REASON }, data: { status: f.status, ...data } });
+    }
     if (f.decision) await db.approvalRequest.update({ where: { id: v.id }, data: { decision: JSON.stringify(f.decision) } });
     await recordAudit(db, { incidentId: v.incidentId, actor: 'vigil', kind: `approval.${f.status}`, data: { requestId: v.id, ...(f.reason ? { reason: redactor.redactText(f.reason) } : {}) }, at: clock.now() });
     await this.hooks.refreshCard(v.id);

@@ -19,7 +19,7 @@ import type { Redactor } from '../redact/index.js';
 import { renderApprovalCard, renderApprovalNote } from '../slack/blocks/approval.js';
 import { isUniqueViolation, type Db } from '../store/db.js';
 import type { MitigationProposal } from '../triage/types.js';
-import { ApprovalExecution } from './execution.js';
+import { ApprovalExecution, INTERRUPTED_AFTER_MS, INTERRUPTED_REASON } from './execution.js';
 import { notExecutableReason, planProposal, storablePlan } from './planner.js';
 import { incidentScope, plannedProposal, preliminaryProposal, proposedTarget } from './policy-input.js';
 import { executionsOn, GLOBAL_SCOPE, mutationsOf, readApproval, setStop, stopsFor, transition } from './store.js';
@@ -63,6 +63,7 @@ const BEFORE_PLANNING: ReadonlySet<DenyCode> = new Set(['stopped', 'invalid_prop
 export class ApprovalService {
   private readonly inFlight = new Set<Promise<unknown>>();
   private readonly execution: ApprovalExecution;
+  private readonly timers = new Set<NodeJS.Timeout>();
   /** Called after any request's card changed (App Home shows pending approvals). */
   onChanged: (() => void) | undefined;
 
@@ -76,6 +77,13 @@ export class ApprovalService {
   /** Resolves when no execution or verification started by a click is running (tests, shutdown). */
   async idle(): Promise<void> {
     while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+  }
+
+  /** Shutdown: no more scheduled re-checks, then wait for what is running. */
+  async stopAll(): Promise<void> {
+    for (const t of this.timers) clearTimeout(t);
+    this.timers.clear();
+    await this.idle();
   }
 
   private track(p: Promise<unknown>): void {
@@ -394,12 +402,39 @@ export class ApprovalService {
       if (r.status === 'approved' && last) {
         resumed++;
         this.track(this.execution.run(r.id, { userId: last.userId, ...(last.userName ? { userName: last.userName } : {}), at: last.at }));
-      } else if (await transition(db, r.id, ['executing'], 'failed', { statusReason: 'Vigil restarted during execution: check the target before proposing again' })) {
-        interrupted++;
-        await this.refreshCard(r.id);
+      } else if (r.status === 'executing') {
+        // Another replica may be running it right now (its heartbeat is recent): look again later.
+        const quietFor = this.deps.clock.now().getTime() - r.updatedAt.getTime();
+        if (quietFor < INTERRUPTED_AFTER_MS) this.recheckLater(r.id, INTERRUPTED_AFTER_MS - quietFor + 1000);
+        else if (await this.markInterrupted(r.id)) interrupted++;
       }
     }
     return { resumed, interrupted };
+  }
+
+  /** An `executing` row whose heartbeat stopped: what reached the target is unknown. */
+  private async markInterrupted(id: string): Promise<boolean> {
+    const quietSince = new Date(this.deps.clock.now().getTime() - INTERRUPTED_AFTER_MS);
+    const { count } = await this.deps.db.approvalRequest.updateMany({ where: { id, status: 'executing', updatedAt: { lt: quietSince } }, data: { status: 'failed', statusReason: INTERRUPTED_REASON } });
+    if (count === 1) await this.refreshCard(id);
+    return count === 1;
+  }
+
+  private recheckLater(id: string, ms: number): void {
+    const t = setTimeout(() => {
+      this.track(
+        (async () => {
+          const row = await this.deps.db.approvalRequest.findUnique({ where: { id }, select: { status: true, updatedAt: true } });
+          if (row?.status !== 'executing') return;
+          const quietFor = this.deps.clock.now().getTime() - row.updatedAt.getTime();
+          if (quietFor < INTERRUPTED_AFTER_MS) this.recheckLater(id, INTERRUPTED_AFTER_MS - quietFor + 1000);
+          else await this.markInterrupted(id);
+        })(),
+      );
+      this.timers.delete(t);
+    }, ms);
+    t.unref();
+    this.timers.add(t);
   }
 
   /** Posts the request's card, or edits it in place once it exists. */

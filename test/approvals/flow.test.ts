@@ -296,6 +296,33 @@ describe('execution history for the limits', () => {
   });
 });
 
+describe('restarts and replicas', () => {
+  it('a replica starting while another verifies leaves the live execution alone', async () => {
+    const { requestId } = await proposeScale();
+    await w.click(requestId, ALICE, 'approve');
+    await w.waitForStatus(requestId, 'executing');
+    await eventually(async () => w.writes().some((a) => a.user === EXECUTOR_USER), 'the write');
+    // Another replica's start-up sweep runs now, while this one is still verifying.
+    expect(await w.service.resumeInterrupted()).toEqual({ resumed: 0, interrupted: 0 });
+    await w.kube.setDeploymentStatus('shop', 'checkout', { replicas: 3, updatedReplicas: 3, readyReplicas: 3, availableReplicas: 3 });
+    expect((await w.waitForStatus(requestId, ['executed', 'failed'])).status).toBe('executed');
+  });
+
+  it('an execution whose heartbeat stopped is marked interrupted; an approved one is run', async () => {
+    const { requestId } = await proposeScale();
+    await w.db.prisma.approvalRequest.update({ where: { id: requestId }, data: { status: 'executing', updatedAt: new Date(Date.now() - 5 * 60_000) } });
+    const other = await w.service.propose((await w.openIncident()).incidentId, SCALE_FINDING);
+    const approvedId = (other as { requestId: string }).requestId;
+    await w.db.prisma.approvalDecision.create({ data: { requestId: approvedId, userId: ALICE.id, userName: ALICE.name, decision: 'approve', at: new Date() } });
+    await w.db.prisma.approvalRequest.update({ where: { id: approvedId }, data: { status: 'approved' } });
+
+    expect(await w.service.resumeInterrupted()).toEqual({ resumed: 1, interrupted: 1 });
+    expect(await w.view(requestId)).toMatchObject({ status: 'failed', statusReason: 'Vigil restarted during execution: check the target before proposing again' });
+    await w.controllerReadies(3);
+    expect((await w.waitForStatus(approvedId, ['executed', 'failed'])).status).toBe('executed');
+  });
+});
+
 describe('two approvals at the same moment', () => {
   it('both count: the request is approved and executed once, not left pending with two approvals', async () => {
     await w.close();
