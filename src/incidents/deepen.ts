@@ -1,11 +1,14 @@
 import type { Logger } from 'pino';
+import { z } from 'zod';
 import { runAgent, type AgentEvent, type AgentResult } from '../agent/loop.js';
 import type { BudgetLimits } from '../agent/budget.js';
+import { parseSteering, type SteeringMessage } from '../agent/steering.js';
 import type { ModelProvider } from '../agent/types.js';
 import type { EvidenceTool } from '../evidence/tool.js';
 import type { Redactor } from '../redact/index.js';
 import type { Finding } from '../triage/types.js';
-import type { Db } from '../store/db.js';
+import type { Db, SteeringMessage as SteeringRow } from '../store/db.js';
+import type { DbTx } from '../store/tx.js';
 import { recordAudit } from './audit.js';
 import { readContext, type InvestigationContext } from './context.js';
 import { storeFindings } from './findings.js';
@@ -43,6 +46,33 @@ export interface ModelStepDeps {
   now: () => Date;
   /** Each tool and model call, for the traces. */
   trace?: (e: AgentEvent) => void;
+  /** Aborts the model loop (the runner lost its lease); nothing is stored then. */
+  signal?: AbortSignal;
+  /** Called first in the transaction that stores the result; throws when this worker may no longer write. */
+  hold?: (tx: DbTx) => Promise<void>;
+}
+
+/**
+ * `Investigation.context.steeringSeen`: ids of the steering messages the model step has read (in its
+ * brief or between steps). A reply not among them arrived too late for the run that just reported.
+ */
+const steeringSeenSchema = z.array(z.string());
+
+const toSteering = (s: SteeringRow): SteeringMessage => ({ userId: s.userId, ...(s.userName ? { userName: s.userName } : {}), text: s.text, at: s.receivedAt });
+
+/** Board commands ("rule out H2", "confirm H1", "pin H1") are applied at once and need no new model run. */
+const BOARD_COMMANDS = new Set(['rule_out', 'confirm', 'pin']);
+
+/**
+ * Replies for the model that the last model step did not read: the steering that calls for another run.
+ * 0 when no model step recorded what it read (nothing to compare against).
+ */
+export async function unreadSteering(db: Db, investigationId: string, incidentId: string): Promise<number> {
+  const inv = await db.investigation.findUniqueOrThrow({ where: { id: investigationId }, select: { context: true } });
+  const seen = steeringSeenSchema.safeParse(readContext(inv.context).steeringSeen);
+  if (!seen.success) return 0;
+  const unread = await db.steeringMessage.findMany({ where: { incidentId, id: { notIn: seen.data } }, select: { text: true } });
+  return unread.filter((s) => !BOARD_COMMANDS.has(parseSteering(s.text).kind)).length;
 }
 
 /**
@@ -56,6 +86,19 @@ export async function deepenWithModel(deps: ModelStepDeps, investigationId: stri
     db.hypothesis.findMany({ where: { investigationId }, select: { key: true, label: true } }),
     db.steeringMessage.findMany({ where: { incidentId }, orderBy: { receivedAt: 'asc' } }),
   ]);
+  const seen = new Set(steering.map((s) => s.id));
+  // Replies that arrive while the model works reach it before its next request.
+  const pollSteering = async (): Promise<SteeringMessage[]> => {
+    try {
+      const fresh = await db.steeringMessage.findMany({ where: { incidentId, id: { notIn: [...seen] } }, orderBy: { receivedAt: 'asc' } });
+      for (const s of fresh) seen.add(s.id);
+      return fresh.map(toSteering);
+    } catch (err) {
+      // Unread replies are not lost: the runner investigates again with them after the report.
+      deps.log.warn({ err: err instanceof Error ? err.message : String(err) }, 'could not read new steering');
+      return [];
+    }
+  };
   const audit = (e: AgentEvent) => {
     deps.trace?.(e);
     const data = redactor.redactValue(e as unknown as Record<string, unknown>);
@@ -68,16 +111,20 @@ export async function deepenWithModel(deps: ModelStepDeps, investigationId: stri
     findings: outcome.findings,
     labels: Object.fromEntries(hyps.map((h) => [h.key, h.label])),
     gaps: outcome.gaps,
-    steering: steering.map((s) => ({ userId: s.userId, ...(s.userName ? { userName: s.userName } : {}), text: s.text, at: s.receivedAt })),
+    steering: steering.map(toSteering),
+    pollSteering,
     budget: deps.budget,
     redactor,
     onEvent: audit,
     now: deps.now,
+    ...(deps.signal ? { signal: deps.signal } : {}),
   });
+  if (result.status === 'stopped' && deps.signal?.aborted) throw deps.signal.reason;
 
   const escalate = result.escalate ?? escalationFor([...outcome.findings, ...result.findings], deps.escalationConfidence, outcome.gaps);
 
   await db.$transaction(async (tx) => {
+    await deps.hold?.(tx);
     if (result.findings.length) await storeFindings(tx, investigationId, result.findings, redactor);
     const inv = await tx.investigation.findUniqueOrThrow({ where: { id: investigationId } });
     const ctx = readContext(inv.context);
@@ -95,6 +142,7 @@ export async function deepenWithModel(deps: ModelStepDeps, investigationId: stri
     const next: InvestigationContext = {
       ...ctx,
       model,
+      steeringSeen: [...seen],
       notice:
         result.status === 'model_unavailable'
           ? `Model unavailable (${redactor.redactText(result.error ?? 'no answer').slice(0, 160)}): continuing on deterministic triage.`

@@ -10,7 +10,8 @@ import { readContext, type InvestigationContext } from './context.js';
 import { storeFindings } from './findings.js';
 import type { Context, Tracer } from '@opentelemetry/api';
 import { inSpan, recordAgentEvent, rootContext } from '../audit/tracing.js';
-import { deepenWithModel, escalationFor, type ModelStepDeps } from './deepen.js';
+import { deepenWithModel, escalationFor, unreadSteering, type ModelStepDeps } from './deepen.js';
+import { InvestigationLease, LeaseLostError } from './lease.js';
 import { investigateDeterministically, type EvidenceSources, type InvestigationOutcome } from './investigate.js';
 import type { ThreadSync } from './thread.js';
 
@@ -35,6 +36,10 @@ export class InvestigationRunner {
   private readonly queue: PQueue;
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly queued = new Set<string>();
+  /** Running in this process now; the lease accepts its own owner (for retries), so it cannot tell. */
+  private readonly running = new Set<string>();
+  /** Asked for while running here: queued again when the current run ends. */
+  private readonly again = new Set<string>();
   /** Traces of each run, step, tool call and model call (set when tracing is configured). */
   tracer?: Tracer;
   /** Called after an investigation reports (e.g. to propose its fix for approval); failures are logged, not fatal. */
@@ -52,19 +57,26 @@ export class InvestigationRunner {
     private readonly settings: RunnerSettings,
     private readonly log: Logger,
     /** The model step; absent when no model is configured (deterministic triage only). */
-    private readonly model?: Omit<ModelStepDeps, 'db' | 'redactor' | 'log' | 'now'>,
+    private readonly model?: Omit<ModelStepDeps, 'db' | 'redactor' | 'log' | 'now' | 'signal' | 'hold'>,
   ) {
     this.queue = new PQueue({ concurrency: settings.concurrency });
   }
 
-  /** Queue an investigation; a second call while it is queued is a no-op. */
+  /** Queue an investigation; a second call while it is queued is a no-op, while it runs here it runs once more after. */
   enqueue(investigationId: string): void {
     if (this.stopped || this.queued.has(investigationId)) return;
     this.queued.add(investigationId);
-    void this.queue.add(async () => {
-      this.queued.delete(investigationId);
-      await this.run(investigationId);
-    });
+    this.queue
+      .add(async () => {
+        this.queued.delete(investigationId);
+        await this.run(investigationId);
+      })
+      .catch((err: unknown) => {
+        // Only a failing DB gets here (claiming, or recording a failure). The investigation stays
+        // queued or leased; once the lease expires this process or another replica claims it again.
+        this.log.error({ investigationId, err: errorText(err) }, 'investigation run failed; retrying after the lease expires');
+        this.later(investigationId, this.settings.leaseMs);
+      });
   }
 
   /** At start: pick up every investigation a previous process left unfinished. */
@@ -97,6 +109,7 @@ export class InvestigationRunner {
   }
 
   private later(id: string, ms: number): void {
+    if (this.stopped) return;
     const t = setTimeout(() => {
       this.timers.delete(t);
       this.enqueue(id);
@@ -104,71 +117,126 @@ export class InvestigationRunner {
     this.timers.add(t);
   }
 
-  /** Claim the lease in the DB: only one worker (in any replica) runs an investigation at a time. */
-  private async claim(id: string): Promise<boolean> {
-    const now = this.clock.now();
-    const { count } = await this.db.investigation.updateMany({
-      where: { id, state: { in: ['queued', 'running'] }, OR: [{ leaseUntil: null }, { leaseUntil: { lt: now } }, { leaseOwner: this.owner }] },
-      data: { leaseOwner: this.owner, leaseUntil: new Date(now.getTime() + this.settings.leaseMs), state: 'running', attempts: { increment: 1 } },
-    });
-    return count === 1;
-  }
-
   private async run(id: string): Promise<void> {
-    if (!(await this.claim(id))) return;
-    const inv = await this.db.investigation.findUniqueOrThrow({ where: { id }, include: { incident: { include: { alerts: { orderBy: { receivedAt: 'asc' }, take: 1 } } } } });
-    // One trace per run: a span per step beneath it, and per tool/model call beneath the model step.
-    await inSpan(this.tracer, 'vigil.investigation', rootContext(), { 'vigil.incident.id': inv.incidentId, 'vigil.investigation.id': id, 'vigil.resumed_from': inv.step }, async (span, runCtx) => {
-      if (span) await this.patchContext(id, { traceId: span.spanContext().traceId });
-      await this.runSteps(id, inv.incidentId, inv.step as Step, inv.incident.alerts[0], runCtx);
-    });
-  }
-
-  private async runSteps(id: string, incidentId: string, from: Step, firstAlert: { payload: string; receivedAt: Date } | undefined, runCtx: Context): Promise<void> {
-    const log = this.log.child({ incidentId, investigationId: id });
-    let step = from;
+    if (this.running.has(id)) {
+      this.again.add(id);
+      return;
+    }
+    this.running.add(id);
     try {
-      while (step !== 'reported') {
-        const current = step;
-        step = await inSpan(this.tracer, `vigil.step ${current}`, runCtx, { 'vigil.step': current }, (_s, stepCtx) => this.advance(id, incidentId, current, firstAlert, stepCtx));
-        await this.db.investigation.update({
-          where: { id },
-          data: { step, leaseUntil: new Date(this.clock.now().getTime() + this.settings.leaseMs) },
-        });
-        log.debug({ step }, 'investigation step done');
+      const lease = await InvestigationLease.claim(this.db, id, this.owner, this.settings.leaseMs, this.clock, this.log);
+      if (!lease) return;
+      try {
+        await this.runClaimed(lease);
+      } finally {
+        lease.stop();
       }
-      await this.db.investigation.update({ where: { id }, data: { state: 'waiting', leaseOwner: null, leaseUntil: null, lastError: null } });
-      await this.thread.sync(incidentId);
-      await this.afterReport?.(incidentId).catch((err: unknown) => log.error({ err: err instanceof Error ? err.message : String(err) }, 'after-report hook failed'));
-    } catch (err) {
-      const message = err instanceof Error ? err.message : String(err);
-      const fresh = await this.db.investigation.findUniqueOrThrow({ where: { id } });
-      const max = this.settings.maxAttempts ?? 5;
-      if (fresh.attempts >= max) {
-        log.error({ err: message, step }, 'investigation failed');
-        await this.db.investigation.update({ where: { id }, data: { state: 'failed', lastError: this.redactor.redactText(message).slice(0, 500), leaseOwner: null, leaseUntil: null, finishedAt: this.clock.now() } });
-        await recordAudit(this.db, { incidentId, actor: 'vigil', kind: 'investigation.failed', data: { step, error: this.redactor.redactText(message) } });
-        await this.thread.sync(incidentId).catch((e) => log.error({ err: String(e) }, 'could not show the failure in the thread'));
-      } else {
-        const backoff = Math.min(30_000, 500 * 2 ** (fresh.attempts - 1));
-        log.warn({ err: message, step, attempt: fresh.attempts, retryInMs: backoff }, 'investigation step failed; will retry');
-        await this.db.investigation.update({ where: { id }, data: { lastError: this.redactor.redactText(message).slice(0, 500), leaseOwner: null, leaseUntil: null } });
-        this.later(id, backoff);
-      }
+    } finally {
+      this.running.delete(id);
+      if (this.again.delete(id)) this.enqueue(id);
     }
   }
 
-  private async advance(id: string, incidentId: string, step: Step, firstAlert: { payload: string; receivedAt: Date } | undefined, stepCtx: Context): Promise<Step> {
+  private async runClaimed(lease: InvestigationLease): Promise<void> {
+    const id = lease.investigationId;
+    let log = this.log.child({ investigationId: id });
+    let incidentId = '';
+    let step: Step = 'created';
+    try {
+      const inv = await this.db.investigation.findUniqueOrThrow({ where: { id }, include: { incident: { include: { alerts: { orderBy: { receivedAt: 'asc' }, take: 1 } } } } });
+      incidentId = inv.incidentId;
+      step = inv.step as Step;
+      log = log.child({ incidentId });
+      const firstAlert = inv.incident.alerts[0];
+      // One trace per run: a span per step beneath it, and per tool/model call beneath the model step.
+      await inSpan(this.tracer, 'vigil.investigation', rootContext(), { 'vigil.incident.id': inv.incidentId, 'vigil.investigation.id': id, 'vigil.resumed_from': inv.step }, async (span, runCtx) => {
+        if (span) await this.patchContext(lease, { traceId: span.spanContext().traceId });
+        while (step !== 'reported') {
+          const current = step;
+          const next = await inSpan(this.tracer, `vigil.step ${current}`, runCtx, { 'vigil.step': current }, (_s, stepCtx) => this.advance(lease, inv.incidentId, current, firstAlert, stepCtx));
+          // Only the lease holder records progress: a worker that lost it mid-step drops the step.
+          await lease.update({ step: next });
+          step = next;
+          log.debug({ step }, 'investigation step done');
+        }
+      });
+      await lease.release({ state: 'waiting', lastError: null });
+    } catch (err) {
+      await this.failed(lease, step, err, log);
+      return;
+    }
+    await this.reported(id, incidentId, log);
+  }
+
+  /** After a report: show it, then investigate again if steering arrived too late for the model, else hand on. */
+  private async reported(id: string, incidentId: string, log: Logger): Promise<void> {
+    await this.thread.sync(incidentId).catch((err: unknown) => log.error({ err: errorText(err) }, 'could not show the report in the thread'));
+    const again = await this.rerunForUnreadSteering(id, incidentId).catch((err: unknown) => {
+      log.error({ err: errorText(err) }, 'could not check for unread steering');
+      return false;
+    });
+    if (again) {
+      log.info('steering arrived after the model read its input: investigating again');
+      return; // the re-run reports, and hands on, again
+    }
+    await Promise.resolve()
+      .then(() => this.afterReport?.(incidentId))
+      .catch((err: unknown) => log.error({ err: errorText(err) }, 'after-report hook failed'));
+  }
+
+  /**
+   * A step failed: retry with backoff, or give up after `maxAttempts`. When even that cannot be
+   * recorded (the DB is failing too), the lease is left to expire so the investigation is claimed again.
+   */
+  private async failed(lease: InvestigationLease, step: Step, err: unknown, log: Logger): Promise<void> {
+    lease.stop();
+    if (err instanceof LeaseLostError) {
+      log.warn({ step }, 'lost the investigation lease mid-step; the worker that holds it carries on');
+      return;
+    }
+    const message = errorText(err);
+    try {
+      await this.recordFailure(lease, step, message, log);
+    } catch (e) {
+      if (e instanceof LeaseLostError) return log.warn({ step, err: message }, 'step failed after the lease was lost; the worker that holds it carries on');
+      log.error({ step, err: message, recordErr: errorText(e) }, 'could not record the investigation failure; retrying after the lease expires');
+      this.later(lease.investigationId, this.settings.leaseMs);
+    }
+  }
+
+  private async recordFailure(lease: InvestigationLease, step: Step, message: string, log: Logger): Promise<void> {
+    const id = lease.investigationId;
+    const fresh = await this.db.investigation.findUniqueOrThrow({ where: { id } });
+    const max = this.settings.maxAttempts ?? 5;
+    const lastError = this.redactor.redactText(message).slice(0, 500);
+    if (fresh.attempts >= max) {
+      await this.db.$transaction(async (tx) => {
+        await lease.release({ state: 'failed', lastError, finishedAt: this.clock.now() }, tx);
+        await recordAudit(tx, { incidentId: fresh.incidentId, actor: 'vigil', kind: 'investigation.failed', data: { step, error: this.redactor.redactText(message) } });
+      });
+      log.error({ err: message, step }, 'investigation failed');
+      await this.thread.sync(fresh.incidentId).catch((e: unknown) => log.error({ err: errorText(e) }, 'could not show the failure in the thread'));
+    } else {
+      const backoff = Math.min(30_000, 500 * 2 ** (fresh.attempts - 1));
+      await lease.release({ lastError });
+      log.warn({ err: message, step, attempt: fresh.attempts, retryInMs: backoff }, 'investigation step failed; will retry');
+      this.later(id, backoff);
+    }
+  }
+
+  private async advance(lease: InvestigationLease, incidentId: string, step: Step, firstAlert: { payload: string; receivedAt: Date } | undefined, stepCtx: Context): Promise<Step> {
+    const id = lease.investigationId;
     switch (step) {
       case 'created': {
         await this.thread.sync(incidentId);
-        if (firstAlert) await this.patchContext(id, { firstCardMs: this.clock.now().getTime() - firstAlert.receivedAt.getTime() });
+        if (firstAlert) await this.patchContext(lease, { firstCardMs: this.clock.now().getTime() - firstAlert.receivedAt.getTime() });
         return 'announced';
       }
       case 'announced': {
         const outcome = await this.triage(firstAlert);
         this.outcomes.set(id, outcome);
         await this.db.$transaction(async (tx) => {
+          await lease.update({}, tx);
           await storeFindings(tx, id, outcome.findings, this.redactor);
           const inv = await tx.investigation.findUniqueOrThrow({ where: { id } });
           const ctx: InvestigationContext = {
@@ -200,7 +268,16 @@ export class InvestigationRunner {
           const outcome = this.outcomes.get(id) ?? (await this.triage(firstAlert));
           this.outcomes.delete(id);
           await deepenWithModel(
-            { ...this.model, db: this.db, redactor: this.redactor, log: this.log, now: () => this.clock.now(), trace: (e) => recordAgentEvent(this.tracer, stepCtx, e) },
+            {
+              ...this.model,
+              db: this.db,
+              redactor: this.redactor,
+              log: this.log,
+              now: () => this.clock.now(),
+              trace: (e) => recordAgentEvent(this.tracer, stepCtx, e),
+              signal: lease.signal,
+              hold: (tx) => lease.update({}, tx),
+            },
             id,
             incidentId,
             outcome,
@@ -226,25 +303,38 @@ export class InvestigationRunner {
 
   /**
    * Run the investigation again from its last deterministic step (new steering for the model, or a
-   * responder's request): the board keeps its labels, new findings are merged in by key.
+   * responder's request): the board keeps its labels, new findings are merged in by key. A running
+   * investigation is left alone: the model reads new steering between steps, and a reply it did not
+   * read triggers this once the run reports. Says whether a run was queued.
    */
-  async reinvestigate(investigationId: string): Promise<void> {
+  async reinvestigate(investigationId: string): Promise<boolean> {
     const { count } = await this.db.investigation.updateMany({
       where: { id: investigationId, state: { in: ['waiting', 'failed'] } },
       data: { state: 'queued', step: 'announced', attempts: 0, lastError: null },
     });
     if (count) this.enqueue(investigationId);
+    return count > 0;
+  }
+
+  /** Steering (beyond board commands) stored after the model read its last input: investigate again with it. */
+  private async rerunForUnreadSteering(id: string, incidentId: string): Promise<boolean> {
+    if (!this.model || (await unreadSteering(this.db, id, incidentId)) === 0) return false;
+    return this.reinvestigate(id);
   }
 
   get hasModel(): boolean {
     return this.model !== undefined;
   }
 
-  private async patchContext(id: string, patch: Partial<InvestigationContext>): Promise<void> {
-    const inv = await this.db.investigation.findUniqueOrThrow({ where: { id } });
+  private async patchContext(lease: InvestigationLease, patch: Partial<InvestigationContext>): Promise<void> {
+    const inv = await this.db.investigation.findUniqueOrThrow({ where: { id: lease.investigationId } });
     const ctx = readContext(inv.context);
     if (patch.firstCardMs !== undefined && ctx.firstCardMs !== undefined) return; // keep the first measurement across resumes
     if (patch.traceId !== undefined && ctx.traceId !== undefined) return; // the thread links the first trace
-    await this.db.investigation.update({ where: { id }, data: { context: JSON.stringify({ ...ctx, ...patch }) } });
+    await lease.update({ context: JSON.stringify({ ...ctx, ...patch }) });
   }
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
 }

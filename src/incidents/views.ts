@@ -64,8 +64,13 @@ export function incidentCard(r: IncidentRecord): IncidentCardModel {
     lastAlertAt: r.lastAlertAt,
     resolvedAt: r.resolvedAt ?? undefined,
     alertLink: alert?.link,
-    notice: inv?.state === 'failed' ? `Investigation stopped: ${inv.lastError ?? 'unknown error'}` : ctx.notice,
+    notice: inv?.state === 'failed' ? failedNotice(inv.lastError) : ctx.notice,
   };
+}
+
+/** A stopped investigation says what stopped it and what a responder can do next. */
+function failedNotice(lastError: string | null): string {
+  return `Investigation stopped: ${lastError ?? 'unknown error'}. To try again, run \`/sre investigate <link to the alert post>\` (the alert firing again retries too); if it stops again, investigate by hand and ask whoever runs Vigil to check its logs.`;
 }
 
 export function boardModel(r: IncidentRecord): BoardModel | undefined {

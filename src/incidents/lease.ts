@@ -1,0 +1,113 @@
+import type { Logger } from 'pino';
+import type { Db, Prisma } from '../store/db.js';
+import type { DbTx } from '../store/tx.js';
+import type { Clock } from './clock.js';
+
+/** This worker no longer holds the investigation's lease: another worker (or replica) owns it now. */
+export class LeaseLostError extends Error {
+  constructor(investigationId: string) {
+    super(`lost the lease on investigation ${investigationId}: another worker carries it on`);
+    this.name = 'LeaseLostError';
+  }
+}
+
+/**
+ * One worker's hold on one investigation, in the DB: only the holder writes. The lease is renewed every
+ * third of its length while steps run (a model step may outlast it), and every write checks
+ * `leaseOwner` in its own `where`, so a worker that lost the lease (a pause, a partition) stops writing
+ * instead of racing the worker that took over. `signal` aborts when a renewal finds the lease gone.
+ */
+export class InvestigationLease {
+  private readonly controller = new AbortController();
+  private timer?: NodeJS.Timeout;
+  private renewing = false;
+  private released = false;
+
+  private constructor(
+    private readonly db: Db,
+    readonly investigationId: string,
+    readonly owner: string,
+    private readonly leaseMs: number,
+    private readonly clock: Clock,
+    private readonly log: Logger,
+  ) {}
+
+  /**
+   * Take the lease when it is free, expired, or already this owner's (a retry by the same process),
+   * and count the attempt. Undefined when another worker holds it or the investigation is not runnable.
+   */
+  static async claim(db: Db, id: string, owner: string, leaseMs: number, clock: Clock, log: Logger): Promise<InvestigationLease | undefined> {
+    const now = clock.now();
+    const { count } = await db.investigation.updateMany({
+      where: { id, state: { in: ['queued', 'running'] }, OR: [{ leaseUntil: null }, { leaseUntil: { lt: now } }, { leaseOwner: owner }] },
+      data: { leaseOwner: owner, leaseUntil: new Date(now.getTime() + leaseMs), state: 'running', attempts: { increment: 1 } },
+    });
+    if (count !== 1) return undefined;
+    const lease = new InvestigationLease(db, id, owner, leaseMs, clock, log);
+    lease.startRenewing();
+    return lease;
+  }
+
+  /** Aborted (with a LeaseLostError) once the lease is known to be someone else's. */
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  /** Throw if the lease was lost (or given up) since the last check. */
+  check(): void {
+    if (this.controller.signal.aborted) throw this.controller.signal.reason;
+    if (this.released) throw new LeaseLostError(this.investigationId);
+  }
+
+  /**
+   * Write to the investigation only while holding the lease (and extend it). Inside a transaction,
+   * call it first: the row lock it takes keeps another worker's claim out until the commit.
+   */
+  async update(data: Prisma.InvestigationUpdateManyMutationInput = {}, db: Db | DbTx = this.db): Promise<void> {
+    this.check();
+    const { count } = await db.investigation.updateMany({
+      where: { id: this.investigationId, leaseOwner: this.owner },
+      data: { leaseUntil: new Date(this.clock.now().getTime() + this.leaseMs), ...data },
+    });
+    if (count !== 1) throw this.lost();
+  }
+
+  /** Give the lease up (the update clears or moves it); writes after this throw. */
+  async release(data: Prisma.InvestigationUpdateManyMutationInput, db: Db | DbTx = this.db): Promise<void> {
+    this.stop();
+    this.check();
+    const { count } = await db.investigation.updateMany({ where: { id: this.investigationId, leaseOwner: this.owner }, data: { leaseOwner: null, leaseUntil: null, ...data } });
+    if (count !== 1) throw this.lost();
+    this.released = true;
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  private lost(): LeaseLostError {
+    const err = new LeaseLostError(this.investigationId);
+    this.stop();
+    if (!this.controller.signal.aborted) this.controller.abort(err);
+    return err;
+  }
+
+  private startRenewing(): void {
+    this.timer = setInterval(() => void this.renew(), Math.max(50, Math.floor(this.leaseMs / 3)));
+    this.timer.unref();
+  }
+
+  private async renew(): Promise<void> {
+    if (this.renewing || this.controller.signal.aborted) return;
+    this.renewing = true;
+    try {
+      await this.update();
+    } catch (err) {
+      // A DB hiccup is not a lost lease: the next renewal (or the step's own write) decides.
+      if (!(err instanceof LeaseLostError)) this.log.warn({ err: err instanceof Error ? err.message : String(err), investigationId: this.investigationId }, 'could not renew the investigation lease');
+    } finally {
+      this.renewing = false;
+    }
+  }
+}
