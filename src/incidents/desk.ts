@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { parseAlertMessage } from '../alerts/parse/index.js';
 import { parseInvestigateText } from '../alerts/manual.js';
@@ -21,7 +22,8 @@ import { recordChange } from '../changes/store.js';
 import type { Clock } from './clock.js';
 import { phaseOf, loadIncidentRecord } from './views.js';
 import type { InvestigationRunner } from './runner.js';
-import type { IncidentService } from './service.js';
+import { HomeRefresher } from './home-refresh.js';
+import type { AlertDelivery, IncidentService, ReceiveResult } from './service.js';
 import type { ThreadSync } from './thread.js';
 
 /** A channel message as the Slack layer hands it over (already translated from the event). */
@@ -35,6 +37,8 @@ export interface ChannelMessage {
   /** Set when an app/integration posted it. */
   botId?: string;
   subtype?: string;
+  /** Set for an edit made by its author (`message.edited.ts` of a message_changed event); unfurls have none. */
+  editedTs?: string;
   message: AlertMessage;
 }
 
@@ -45,6 +49,9 @@ export interface SreCommand {
   /** Unique per invocation; a resubmission of the same command is ignored. */
   triggerId: string;
 }
+
+/** A failed alert intake is tried this many times in all, pausing 0.5 s, 1 s, 2 s between (3.5 s in all). */
+const INTAKE_RETRY = { attempts: 4, firstDelayMs: 500 };
 
 /**
  * The entry points the Slack listeners call. It decides what a message or command means and hands the
@@ -72,7 +79,13 @@ export class IncidentDesk {
       approvals?: ApprovalService;
       log: Logger;
     },
-  ) {}
+  ) {
+    this.home = new HomeRefresher(
+      (users) => this.publishHome(users),
+      (p) => this.track(p),
+      deps.log,
+    );
+  }
 
   onChannelMessage(m: ChannelMessage): Promise<void> {
     return this.track(this.handleChannelMessage(m));
@@ -82,19 +95,31 @@ export class IncidentDesk {
     return this.track(this.handleCommand(cmd));
   }
 
-  /** A click on a hypothesis's own controls: Confirm, Pin, or Refute with the reason from its dialog. */
-  onHypothesisControl(c: { hypothesisId: string; userId: string; action: 'confirm' | 'pin' | 'refute'; reason?: string }): Promise<void> {
+  /**
+   * A click on a hypothesis's own controls: Confirm, Pin, or Refute with the reason from its dialog.
+   * `channelId`/`threadTs` say where the board is, so a click on a hypothesis that no longer exists
+   * gets an answer there.
+   */
+  onHypothesisControl(c: { hypothesisId: string; userId: string; action: 'confirm' | 'pin' | 'refute'; reason?: string; channelId?: string; threadTs?: string }): Promise<void> {
     return this.track(
       (async () => {
         const ref = await this.deps.service.hypothesisRef(c.hypothesisId);
-        if (!ref) return;
+        const where = c.channelId ? { channel: c.channelId, threadTs: c.threadTs, user: c.userId } : undefined;
+        if (!ref) {
+          const incident = c.channelId && c.threadTs ? await this.deps.service.findByThread(c.channelId, c.threadTs) : null;
+          if (where) await this.answerUnknownHypothesis(where, incident?.id, 'That hypothesis is no longer on the board, so nothing changed.');
+          return;
+        }
         const cmd =
           c.action === 'refute'
             ? ({ kind: 'rule_out', label: ref.label, ...(c.reason ? { reason: c.reason } : {}) } as const)
             : c.action === 'confirm'
               ? ({ kind: 'confirm', label: ref.label } as const)
               : ({ kind: 'pin', label: ref.label } as const);
-        await this.deps.service.applySteering(ref.incidentId, c.userId, cmd);
+        const applied = await this.deps.service.applySteering(ref.incidentId, c.userId, cmd);
+        if (applied === 'unknown_label' && where) {
+          await this.answerUnknownHypothesis(where, ref.incidentId, `${ref.label} is not on the current board (the investigation ran again), so nothing changed.`);
+        }
         await this.deps.thread.sync(ref.incidentId);
       })(),
     );
@@ -110,25 +135,16 @@ export class IncidentDesk {
     );
   }
 
-  /** Users who opened App Home (bounded), so it can be republished as incidents change. */
-  private readonly homeViewers = new Set<string>();
-  private homeTimer?: NodeJS.Timeout;
+  private readonly home: HomeRefresher;
 
   /** App Home opened: publish the shared incident view for this user. */
   onHomeOpened(userId: string): Promise<void> {
-    if (this.homeViewers.size >= 500) this.homeViewers.delete(this.homeViewers.values().next().value!);
-    this.homeViewers.add(userId);
-    return this.track(this.publishHome([userId]));
+    return this.track(this.home.opened(userId));
   }
 
   /** Something changed: republish Home for its viewers, coalesced (views.publish is rate limited per user). */
   scheduleHomeRefresh(delayMs = 2000): void {
-    if (this.homeTimer || this.homeViewers.size === 0) return;
-    this.homeTimer = setTimeout(() => {
-      this.homeTimer = undefined;
-      void this.track(this.publishHome([...this.homeViewers])).catch((err: unknown) => this.deps.log.warn({ err: String(err) }, 'App Home refresh failed'));
-    }, delayMs);
-    this.homeTimer.unref();
+    this.home.schedule(delayMs);
   }
 
   private async publishHome(users: string[]): Promise<void> {
@@ -158,6 +174,9 @@ export class IncidentDesk {
         const cmd = parseSteering(m.message.text ?? '');
         const applied = await service.applySteering(r.incidentId, m.user, cmd);
         log.info({ incidentId: r.incidentId, user: m.user, steering: cmd.kind, applied }, 'steering recorded');
+        if (applied === 'unknown_label' && 'label' in cmd) {
+          await this.answerUnknownHypothesis({ channel: m.channel, threadTs: m.threadTs, user: m.user }, r.incidentId, `There is no ${cmd.label} on this incident's board, so nothing changed.`);
+        }
         // Anything but a direct board command goes to the model, which investigates again with it.
         if (applied === 'not_a_command' && this.deps.runner.hasModel) {
           const inv = await this.deps.db.investigation.findFirst({ where: { incidentId: r.incidentId }, orderBy: { startedAt: 'desc' } });
@@ -188,7 +207,10 @@ export class IncidentDesk {
       });
       return;
     }
-    await this.acceptAlert(parsed.alert, m.channel, m.ts, `slack:${m.channel}:${m.ts}:${parsed.alert.status}`);
+    // An edit is a new delivery (Alertmanager edits a post from RESOLVED back to FIRING); a Slack retry
+    // of the same event, or an unfurl (no `edited`), is not.
+    const edit = m.editedTs ? `:edited:${m.editedTs}` : '';
+    await this.acceptAlert({ alert: parsed.alert, channelId: m.channel, messageTs: m.ts, deliveryKey: `slack:${m.channel}:${m.ts}:${parsed.alert.status}${edit}` });
   }
 
   private async handleCommand(cmd: SreCommand): Promise<ChatMessage> {
@@ -268,40 +290,113 @@ export class IncidentDesk {
         return { text: `🔎 Investigating *${alert.title}*: follow the thread Vigil just started in this channel.` };
       case 'repeat':
       case 'reopened': {
+        // Asked by a person: a finished investigation runs again with fresh evidence.
+        const again = await this.investigateAgain(result.incidentId, 'finished');
         await this.deps.thread.sync(result.incidentId);
         const inc = await this.deps.db.incident.findUniqueOrThrow({ where: { id: result.incidentId } });
         const link = inc.threadTs ? await this.deps.chat.permalink(inc.channelId, inc.threadTs) : undefined;
-        return { text: `This matches an open incident already under investigation${link ? `: ${link}` : ''}.` };
+        const where = link ? `: ${link}` : ' (see its thread in this channel)';
+        const matches = result.kind === 'reopened' ? 'a recently resolved incident (now reopened)' : 'an open incident';
+        const state = { again: '; Vigil is investigating it again with fresh evidence', running: ' that Vigil is investigating right now', kept: '' }[again];
+        return { text: `${again === 'again' ? '🔎 ' : ''}This matches ${matches}${state}${where}.` };
       }
       case 'duplicate':
-        return { text: 'Already received; the investigation is running.' };
+        return { text: 'Vigil already received this command; nothing new was started.' };
       case 'resolved':
       case 'resolved_unknown':
         return { text: 'Nothing to investigate.' };
     }
   }
 
-  private async acceptAlert(alert: Alert, channel: string, ts: string, deliveryKey: string): Promise<void> {
-    const r = await this.deps.service.receiveAlert({ alert, channelId: channel, messageTs: ts, deliveryKey });
-    this.deps.log.info({ result: r.kind, channel, ts, alert: alert.alertName }, 'alert received');
+  private async acceptAlert(d: AlertDelivery & { messageTs: string }): Promise<void> {
+    const r = await this.receiveWithRetry(d);
+    if (!r) return;
+    this.deps.log.info({ result: r.kind, channel: d.channelId, ts: d.messageTs, alert: d.alert.alertName }, 'alert received');
     switch (r.kind) {
       case 'opened':
         this.deps.runner.enqueue(r.investigationId);
         return;
+      case 'reopened':
+        // It fired again after resolving: what is wrong now may differ, so triage runs again.
+        await this.investigateAgain(r.incidentId, 'finished');
+        await this.deps.thread.sync(r.incidentId);
+        return;
       case 'repeat':
+        // Still firing while the last run gave up (e.g. an API was down): try again; otherwise the board stands.
+        await this.investigateAgain(r.incidentId, 'failed');
+        await this.deps.thread.sync(r.incidentId);
+        return;
       case 'resolved':
         await this.deps.thread.sync(r.incidentId);
         return;
-      case 'reopened': {
-        await this.deps.thread.sync(r.incidentId);
-        const inv = await this.deps.db.investigation.findFirst({ where: { incidentId: r.incidentId }, orderBy: { startedAt: 'desc' } });
-        if (inv) this.deps.runner.enqueue(inv.id);
-        return;
-      }
       case 'duplicate':
       case 'resolved_unknown':
         return;
     }
+  }
+
+  /**
+   * Slack had its ack before the listener ran and never delivers the post again, so a failed intake
+   * (database or Slack down for a moment) is retried here, with a doubling pause. Repeating is safe:
+   * `receiveAlert` is one transaction keyed by the delivery, so an attempt that failed left nothing and
+   * one that committed makes the next a `duplicate`. When every attempt fails, the post says so in its
+   * thread instead of being dropped.
+   */
+  private async receiveWithRetry(d: AlertDelivery & { messageTs: string }): Promise<ReceiveResult | undefined> {
+    const { attempts, firstDelayMs } = INTAKE_RETRY;
+    const log = this.deps.log.child({ channel: d.channelId, ts: d.messageTs, deliveryKey: d.deliveryKey });
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.deps.service.receiveAlert(d);
+      } catch (err) {
+        const reason = this.errorReason(err);
+        if (attempt >= attempts) {
+          log.error({ err: reason, attempts }, 'could not open an incident for an alert post; answering in its thread');
+          const link = await this.deps.chat.permalink(d.channelId, d.messageTs).catch(() => undefined);
+          await this.reportOnce(`intake-failed:${d.deliveryKey}`, d.channelId, d.messageTs, {
+            what: 'Vigil could not open an incident for this alert',
+            detail: reason,
+            next: `Run \`/sre investigate ${link ?? '<link to this alert post>'}\` to retry.`,
+          });
+          return undefined;
+        }
+        const waitMs = firstDelayMs * 2 ** (attempt - 1);
+        log.warn({ err: reason, attempt, retryInMs: waitMs }, 'alert intake failed; will retry');
+        await sleep(waitMs);
+      }
+    }
+  }
+
+  /**
+   * Run an incident's latest investigation again when it has `finished` (reported or gave up), or only
+   * when it `failed`. One that is queued or running already reads the newest state, so it is left alone.
+   */
+  private async investigateAgain(incidentId: string, when: 'finished' | 'failed'): Promise<'again' | 'running' | 'kept'> {
+    const inv = await this.deps.db.investigation.findFirst({ where: { incidentId }, orderBy: { startedAt: 'desc' } });
+    if (!inv) return 'kept';
+    if (inv.state === 'queued' || inv.state === 'running') return 'running';
+    if (inv.state !== 'failed' && (when === 'failed' || inv.state !== 'waiting')) return 'kept';
+    await this.deps.runner.reinvestigate(inv.id);
+    this.deps.log.info({ incidentId, investigationId: inv.id, was: inv.state }, 'investigating again');
+    return 'again';
+  }
+
+  /** A steering command or a click named a hypothesis that is not on the board: say so, and what is. */
+  private async answerUnknownHypothesis(to: { channel: string; threadTs: string | undefined; user: string }, incidentId: string | undefined, what: string): Promise<void> {
+    const inv = incidentId ? await this.deps.db.investigation.findFirst({ where: { incidentId }, orderBy: { startedAt: 'desc' } }) : null;
+    const hypotheses = inv ? await this.deps.db.hypothesis.findMany({ where: { investigationId: inv.id }, orderBy: { ordinal: 'asc' }, select: { label: true, title: true, status: true } }) : [];
+    const board = hypotheses.length
+      ? `The board has: ${hypotheses.map((h) => `${h.label} ${h.title} (${h.status.replace(/_/g, ' ')})`).join(' · ')}.`
+      : 'The board has no hypotheses yet.';
+    await this.deps.chat
+      .ephemeral(to.channel, to.user, { text: this.deps.redactor.redactText(`${what} ${board}`).slice(0, 2900) }, to.threadTs)
+      .catch((err: unknown) => this.deps.log.warn({ err: String(err), incidentId }, 'could not answer a steering command about an unknown hypothesis'));
+  }
+
+  /** A failure's message as a person can read it: one line, redacted, bounded. */
+  private errorReason(err: unknown): string {
+    const message = err instanceof Error ? err.message : String(err);
+    return this.deps.redactor.redactText(message.replace(/\s+/g, ' ').trim()).slice(0, 300) || 'unknown error';
   }
 
   /** A change announced in a change channel joins the change timeline; anything else there is ignored. */
@@ -313,13 +408,17 @@ export class IncidentDesk {
     this.deps.log.info({ channel: m.channel, kind: change.kind, target: change.target.name, stored }, 'change announcement');
   }
 
-  /** Post an error reply under a message once, even if Slack delivers the event again. */
+  /**
+   * Post an error reply under a message once, even if Slack delivers the event again. When the store
+   * cannot record it (it may be the failure being reported), the reply goes out anyway: a rare second
+   * note beats a silent loss.
+   */
   private async reportOnce(key: string, channel: string, threadTs: string, note: { what: string; detail: string; next: string }): Promise<void> {
     try {
       await this.deps.db.processedDelivery.create({ data: { key } });
     } catch (err) {
       if (isUniqueViolation(err)) return;
-      throw err;
+      this.deps.log.warn({ err: this.errorReason(err), key }, 'could not record an error note; posting it anyway');
     }
     await this.deps.chat.post(channel, threadTs, renderErrorNote(note), { incidentId: '-', purpose: key });
   }

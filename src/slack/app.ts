@@ -3,7 +3,7 @@ import type { WebClientOptions } from '@slack/web-api';
 import type { Logger } from 'pino';
 import type { AlertMessage } from '../alerts/types.js';
 import type { IncidentDesk } from '../incidents/desk.js';
-import type { Route } from '../http/routes.js';
+import { limitBody, type Route } from '../http/routes.js';
 
 export interface SlackAppSettings {
   botToken: string;
@@ -44,6 +44,8 @@ interface MessageEventLike {
   bot_profile?: { name?: string };
   attachments?: unknown[];
   blocks?: unknown[];
+  /** On an edited message: who edited it and the edit's ts (absent on unfurls). */
+  edited?: { user?: string; ts?: string };
   message?: MessageEventLike;
 }
 
@@ -61,7 +63,7 @@ export function createSlackApp(s: SlackAppSettings, log: Logger, routes: Route[]
         new App({ ...common, socketMode: true, appToken: s.appToken, installerOptions: { clientOptions } })
       : new App({
           ...common,
-          receiver: new HTTPReceiver({ signingSecret: s.signingSecret!, logger, customRoutes: routes, processBeforeResponse: false }),
+          receiver: new HTTPReceiver({ signingSecret: s.signingSecret!, logger, customRoutes: routes.map(limitBody), processBeforeResponse: false }),
         });
   app.error(async (err) => {
     log.error({ err: err.message, code: (err as { code?: string }).code }, 'Slack listener failed');
@@ -75,7 +77,8 @@ export function registerListeners(app: App, desk: IncidentDesk, log: Logger): vo
     const e = event as MessageEventLike;
     if (e.subtype === 'message_deleted' || e.subtype === 'channel_join' || e.subtype === 'channel_leave') return;
     // Alertmanager's edit_messages option re-posts to the same ts: the edited message is the alert.
-    const m = e.subtype === 'message_changed' && e.message ? { ...e.message, channel: e.channel } : e;
+    const edited = e.subtype === 'message_changed' && e.message;
+    const m = edited ? { ...e.message, channel: e.channel } : e;
     if (!m.channel || !m.ts) return;
     if (context.retryNum) log.debug({ retryNum: context.retryNum, retryReason: context.retryReason }, 'Slack retry delivery');
     await desk.onChannelMessage({
@@ -85,6 +88,7 @@ export function registerListeners(app: App, desk: IncidentDesk, log: Logger): vo
       user: m.user,
       botId: m.bot_id,
       subtype: e.subtype === 'message_changed' ? m.subtype : e.subtype,
+      ...(edited && m.edited?.ts ? { editedTs: m.edited.ts } : {}),
       message: {
         text: m.text,
         username: m.username,

@@ -24,9 +24,9 @@ export function clickDeliveryKey(body: BlockAction<ButtonAction>, action: Button
   return `${body.container?.message_ts ?? body.message?.ts ?? '?'}:${action.action_id}:${body.user.id}`;
 }
 
-export function registerApprovalListeners(app: App, service: ApprovalService, log: Logger): void {
+export function registerApprovalListeners(app: App, service: Pick<ApprovalService, 'click'>, log: Logger): void {
   for (const [actionId, decision] of BUTTONS) {
-    app.action<BlockAction<ButtonAction>>(actionId, async ({ ack, body, action }) => {
+    app.action<BlockAction<ButtonAction>>(actionId, async ({ ack, body, action, client }) => {
       await ack();
       const requestId = action.value;
       if (!requestId) return;
@@ -44,6 +44,20 @@ export function registerApprovalListeners(app: App, service: ApprovalService, lo
         log.info({ requestId, user: body.user.id, decision, result: result.kind }, 'approval click');
       } catch (err) {
         log.error({ err: String(err), requestId, user: body.user.id }, 'approval click failed');
+        // The clicker must not be left guessing. The service may fail after storing the decision (e.g.
+        // when Slack refuses the card update), so the note does not claim that nothing changed.
+        const channel = body.channel?.id ?? body.container?.channel_id;
+        if (!channel) return;
+        // Only the error's class: its message may carry what must not reach Slack unmasked.
+        const reason = err instanceof Error ? err.name : 'unknown error';
+        await client.chat
+          .postEphemeral({
+            channel,
+            user: body.user.id,
+            ...(body.container?.thread_ts ? { thread_ts: body.container.thread_ts as string } : {}),
+            text: `⚠️ Vigil could not process this ${decision === 'approve' ? 'approval' : 'rejection'} because of an internal error (${reason}). It may not have been recorded: click again to retry (Vigil answers if it already has your decision), and check Vigil's logs if it keeps failing.`,
+          })
+          .catch((e: unknown) => log.warn({ err: String(e), requestId }, 'could not tell the clicker that the click failed'));
       }
     });
   }

@@ -1,4 +1,5 @@
 import type { App } from '@slack/bolt';
+import { z } from 'zod';
 import type { Logger } from 'pino';
 import type { IncidentDesk } from '../incidents/desk.js';
 import { HYPOTHESIS_ACTIONS } from './blocks/hypothesis.js';
@@ -10,6 +11,31 @@ interface ButtonBody {
   user: { id: string };
   trigger_id?: string;
   actions?: { value?: string }[];
+  channel?: { id?: string };
+  container?: { thread_ts?: string };
+  message?: { thread_ts?: string };
+}
+
+/** Which hypothesis a click or dialog is about, and where its board is (for an answer when it no longer exists). */
+const Target = z.object({ hypothesisId: z.string(), channelId: z.string().optional(), threadTs: z.string().optional() });
+type Target = z.infer<typeof Target>;
+
+function targetOf(b: ButtonBody): Target {
+  const channelId = b.channel?.id;
+  const threadTs = b.container?.thread_ts ?? b.message?.thread_ts;
+  return { hypothesisId: b.actions?.[0]?.value ?? '', ...(channelId ? { channelId } : {}), ...(threadTs ? { threadTs } : {}) };
+}
+
+/** A dialog carries its target in private_metadata; a bare id is what dialogs opened by earlier versions hold. */
+function targetFromMetadata(meta: string): Target {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(meta);
+  } catch {
+    return { hypothesisId: meta };
+  }
+  const t = Target.safeParse(parsed);
+  return t.success ? t.data : { hypothesisId: meta };
 }
 
 const textInput = (block: string, label: string, opts: { multiline?: boolean; optional?: boolean; placeholder?: string }) => ({
@@ -25,15 +51,13 @@ const textInput = (block: string, label: string, opts: { multiline?: boolean; op
  * (trigger_id lives 3 s, so right after the ack), translate to a desk call. Any responder may steer.
  */
 export function registerHypothesisListeners(app: App, desk: IncidentDesk, log: Logger): void {
-  const idOf = (body: ButtonBody) => body.actions?.[0]?.value ?? '';
-
   app.action(HYPOTHESIS_ACTIONS.confirm, async ({ ack, body }) => {
     await ack();
-    await desk.onHypothesisControl({ hypothesisId: idOf(body as ButtonBody), userId: (body as ButtonBody).user.id, action: 'confirm' });
+    await desk.onHypothesisControl({ ...targetOf(body as ButtonBody), userId: (body as ButtonBody).user.id, action: 'confirm' });
   });
   app.action(HYPOTHESIS_ACTIONS.pin, async ({ ack, body }) => {
     await ack();
-    await desk.onHypothesisControl({ hypothesisId: idOf(body as ButtonBody), userId: (body as ButtonBody).user.id, action: 'pin' });
+    await desk.onHypothesisControl({ ...targetOf(body as ButtonBody), userId: (body as ButtonBody).user.id, action: 'pin' });
   });
   /** Open a dialog for a button: ack first, then views.open at once (trigger_id lives 3 s). */
   const dialog = (actionId: string, callbackId: string, title: string, submit: string, blocks: unknown[]) =>
@@ -45,7 +69,7 @@ export function registerHypothesisListeners(app: App, desk: IncidentDesk, log: L
         view: {
           type: 'modal',
           callback_id: callbackId,
-          private_metadata: idOf(b),
+          private_metadata: JSON.stringify(targetOf(b)),
           title: { type: 'plain_text', text: title },
           submit: { type: 'plain_text', text: submit },
           close: { type: 'plain_text', text: 'Cancel' },
@@ -65,7 +89,7 @@ export function registerHypothesisListeners(app: App, desk: IncidentDesk, log: L
     const reason = view.state.values['reason']?.['reason']?.value?.trim();
     if (!reason) return void (await ack({ response_action: 'errors', errors: { reason: 'Say why, so the team sees it on the board.' } }));
     await ack();
-    await desk.onHypothesisControl({ hypothesisId: view.private_metadata, userId: body.user.id, action: 'refute', reason });
+    await desk.onHypothesisControl({ ...targetFromMetadata(view.private_metadata), userId: body.user.id, action: 'refute', reason });
   });
   app.view(EVIDENCE_VIEW, async ({ ack, view, body }) => {
     const link = view.state.values['link']?.['link']?.value?.trim() || undefined;
@@ -73,7 +97,7 @@ export function registerHypothesisListeners(app: App, desk: IncidentDesk, log: L
     if (!link && !note) return void (await ack({ response_action: 'errors', errors: { note: 'Add a link or a note.' } }));
     if (link && !/^https?:\/\/\S+$/.test(link)) return void (await ack({ response_action: 'errors', errors: { link: 'Links start with http:// or https://' } }));
     await ack();
-    await desk.onResponderEvidence({ hypothesisId: view.private_metadata, userId: body.user.id, ...(link ? { link } : {}), ...(note ? { note } : {}) });
+    await desk.onResponderEvidence({ hypothesisId: targetFromMetadata(view.private_metadata).hypothesisId, userId: body.user.id, ...(link ? { link } : {}), ...(note ? { note } : {}) });
   });
   log.debug('hypothesis controls registered');
 }

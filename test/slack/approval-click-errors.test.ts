@@ -1,0 +1,58 @@
+/**
+ * An Approve / Reject click whose handling fails is answered, only to the clicker, instead of being
+ * left without a word. The answer does not claim that nothing changed: the service can fail after it
+ * stored the decision (Slack refusing the card update), and a second click then says so.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { eventually } from '../e2e/helpers.js';
+import { ALICE, SCALE_FINDING, startApprovalWorld, type ApprovalWorld } from '../approvals/harness.js';
+
+let w: ApprovalWorld;
+beforeEach(async () => {
+  w = await startApprovalWorld();
+});
+afterEach(() => w.close());
+
+const ephemeralsFor = (user: string) => w.slack.store.ephemerals.filter((e) => e.user === user);
+
+async function proposeScale() {
+  const { incidentId, threadTs } = await w.openIncident();
+  const r = await w.service.propose(incidentId, SCALE_FINDING);
+  if (r.kind !== 'proposed') throw new Error(`expected a proposal, got ${JSON.stringify(r)}`);
+  return { threadTs, requestId: r.requestId };
+}
+
+describe('an approval click that fails', () => {
+  it('when the store fails, tells the clicker in the thread, and the request is untouched', async () => {
+    const { requestId, threadTs } = await proposeScale();
+    await w.db.prisma.$executeRawUnsafe(`CREATE TRIGGER decision_insert_fails BEFORE INSERT ON "ApprovalDecision" BEGIN SELECT RAISE(ABORT, 'injected'); END`);
+    await w.click(requestId, ALICE, 'approve');
+    const note = await eventually(async () => ephemeralsFor(ALICE.id)[0], 'the ephemeral answer');
+    expect(note.thread_ts).toBe(threadTs);
+    expect(note.text).toMatch(/Vigil could not process this approval because of an internal error/);
+    expect(note.text).toMatch(/click again to retry/);
+    const v = await w.view(requestId);
+    expect(v.status).toBe('pending');
+    expect(v.decisions).toEqual([]);
+
+    // Once the store is back, the retry the note asks for goes through.
+    await w.db.prisma.$executeRawUnsafe('DROP TRIGGER decision_insert_fails');
+    await w.click(requestId, ALICE, 'reject');
+    await w.waitForStatus(requestId, 'rejected');
+  });
+
+  it('when Slack refuses the card update after the decision was stored, the note does not claim nothing changed, and a second click says what is recorded', async () => {
+    const { requestId } = await proposeScale();
+    w.slack.failNext('chat.update', { error: 'internal_error' });
+    await w.click(requestId, ALICE, 'reject');
+    const note = await eventually(async () => ephemeralsFor(ALICE.id)[0], 'the ephemeral answer');
+    expect(note.text).toMatch(/could not process this rejection/);
+    expect(note.text).toMatch(/may not have been recorded/);
+    expect(note.text).not.toMatch(/nothing (was )?changed/i);
+    expect((await w.view(requestId)).status).toBe('rejected');
+
+    await w.click(requestId, ALICE, 'reject');
+    const second = await eventually(async () => ephemeralsFor(ALICE.id)[1], 'the answer to the second click');
+    expect(second.text).toMatch(/already rejected/);
+  });
+});
