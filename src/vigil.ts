@@ -22,7 +22,7 @@ import type { EvidenceTool } from './evidence/tool.js';
 import { KubeReader, loadKubeConfig } from './evidence/kubernetes/client.js';
 import { LokiClient } from './evidence/loki/client.js';
 import { PrometheusClient } from './evidence/prometheus/client.js';
-import { readBody, sendJson, type Route } from './http/routes.js';
+import { BodyTooLargeError, readBody, sendJson, type Route } from './http/routes.js';
 import { recordAudit } from './incidents/audit.js';
 import { systemClock, type Clock } from './incidents/clock.js';
 import { IncidentDesk } from './incidents/desk.js';
@@ -148,6 +148,8 @@ function routesFor(config: Config, db: Database, redactor: Redactor, clock: Cloc
           }
           sendJson(res, result.status, result.body);
         })().catch((err: unknown) => {
+          // An oversized body was already answered 413 by readBody; only real failures are errors.
+          if (err instanceof BodyTooLargeError) return log.warn({ path: '/webhooks/flags' }, 'flags webhook body too large');
           log.error({ err: String(err) }, 'flags webhook failed');
           sendJson(res, 500, { ok: false, error: 'internal error; retry later' });
         });

@@ -239,7 +239,7 @@ export class ApprovalService {
       }
       const outcome = await this.record(key, decisionRow, v.incidentId, async (tx) => transition(tx, v.id, ['pending'], 'rejected', { statusReason: `rejected by ${userName ?? c.userId}${reason ? `: ${reason}` : ''}` }));
       if (outcome !== 'ok') return outcome === 'duplicate' ? { kind: 'duplicate' } : this.refuse(c, where, 'this request changed meanwhile; nothing changed', v.incidentId);
-      await this.refreshCard(v.id);
+      await this.refreshCardAfterDecision(v.id);
       return { kind: 'rejected' };
     }
 
@@ -257,7 +257,7 @@ export class ApprovalService {
       return remaining === 0 ? transition(tx, v.id, ['pending'], 'approved') : true;
     });
     if (outcome !== 'ok') return outcome === 'duplicate' ? { kind: 'duplicate' } : this.refuse(c, where, 'this request changed meanwhile; nothing changed', v.incidentId);
-    await this.refreshCard(v.id);
+    await this.refreshCardAfterDecision(v.id);
     if (remaining > 0) return { kind: 'recorded', remaining };
     this.track(this.execution.run(v.id, { userId: c.userId, ...(userName ? { userName } : {}), at: now }));
     return { kind: 'executing' };
@@ -435,6 +435,14 @@ export class ApprovalService {
     }, ms);
     t.unref();
     this.timers.add(t);
+  }
+
+  /**
+   * The decision is stored; a card Slack would not update must not stop what follows (an approved
+   * request left unexecuted). The card catches up on the next refresh.
+   */
+  private async refreshCardAfterDecision(id: string): Promise<void> {
+    await this.refreshCard(id).catch((err: unknown) => this.deps.log.warn({ err: String(err), requestId: id }, 'could not update the approval card; the decision stands'));
   }
 
   /** Posts the request's card, or edits it in place once it exists. */

@@ -177,10 +177,13 @@ export class IncidentDesk {
         if (applied === 'unknown_label' && 'label' in cmd) {
           await this.answerUnknownHypothesis({ channel: m.channel, threadTs: m.threadTs, user: m.user }, r.incidentId, `There is no ${cmd.label} on this incident's board, so nothing changed.`);
         }
-        // Anything but a direct board command goes to the model, which investigates again with it.
+        // Anything but a direct board command goes to the model, which investigates again with it. Without a
+        // model, a reply still retries an investigation that failed (the failure notice says so).
         if (applied === 'not_a_command' && this.deps.runner.hasModel) {
           const inv = await this.deps.db.investigation.findFirst({ where: { incidentId: r.incidentId }, orderBy: { startedAt: 'desc' } });
           if (inv) await this.deps.runner.reinvestigate(inv.id);
+        } else if (applied === 'not_a_command') {
+          await this.investigateAgain(r.incidentId, 'failed');
         }
         await this.deps.thread.sync(r.incidentId);
       }

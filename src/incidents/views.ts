@@ -70,7 +70,7 @@ export function incidentCard(r: IncidentRecord): IncidentCardModel {
 
 /** A stopped investigation says what stopped it and what a responder can do next. */
 function failedNotice(lastError: string | null): string {
-  return `Investigation stopped: ${lastError ?? 'unknown error'}. To try again, run \`/sre investigate <link to the alert post>\` (the alert firing again retries too); if it stops again, investigate by hand and ask whoever runs Vigil to check its logs.`;
+  return `Investigation stopped: ${lastError ?? 'unknown error'}. To try again, reply in this thread or run \`/sre investigate <link to the alert post>\` (the alert firing again retries too); if it stops again, investigate by hand and ask whoever runs Vigil to check its logs.`;
 }
 
 export function boardModel(r: IncidentRecord): BoardModel | undefined {

@@ -5,7 +5,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DEMO_SCENARIO, threadText } from '../e2e/helpers.js';
-import { startWorld, type World } from '../support/world.js';
+import { ALERT_CHANNEL, startWorld, type World } from '../support/world.js';
 
 let world: World | undefined;
 let unhandled: unknown[] = [];
@@ -80,6 +80,11 @@ describe('database errors in the investigation runner', () => {
     await w.vigil!.thread.sync(inv.incidentId);
     const header = threadText(w.slack, ts)[0]!;
     expect(header).toContain('Investigation stopped: kubernetes: connect ECONNREFUSED');
-    expect(header).toContain('To try again, run `/sre investigate <link to the alert post>`');
+    expect(header).toContain('To try again, reply in this thread or run `/sre investigate <link to the alert post>`');
+
+    // Without a model, a reply is no prompt, but it still retries the failed investigation, as the notice says.
+    await w.slack.postAsUser(ALERT_CHANNEL, { user: 'U0BOB', text: 'kubernetes is back, try again', thread_ts: ts });
+    await w.settle();
+    expect(await db.investigation.findFirstOrThrow({ where: { id: inv.id } })).toMatchObject({ state: 'waiting', step: 'reported' });
   });
 });
