@@ -1,7 +1,7 @@
 /**
  * An Approve / Reject click whose handling fails is answered, only to the clicker, instead of being
- * left without a word. The answer does not claim that nothing changed: the service can fail after it
- * stored the decision (Slack refusing the card update), and a second click then says so.
+ * left without a word. A card Slack will not update after the decision was stored is no failure: the
+ * decision stands, the approval runs, and the card catches up.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { eventually } from '../e2e/helpers.js';
@@ -41,18 +41,14 @@ describe('an approval click that fails', () => {
     await w.waitForStatus(requestId, 'rejected');
   });
 
-  it('when Slack refuses the card update after the decision was stored, the note does not claim nothing changed, and a second click says what is recorded', async () => {
+  it('when Slack refuses the card update after the decision was stored, the decision stands and the approval still executes', async () => {
     const { requestId } = await proposeScale();
     w.slack.failNext('chat.update', { error: 'internal_error' });
-    await w.click(requestId, ALICE, 'reject');
-    const note = await eventually(async () => ephemeralsFor(ALICE.id)[0], 'the ephemeral answer');
-    expect(note.text).toMatch(/could not process this rejection/);
-    expect(note.text).toMatch(/may not have been recorded/);
-    expect(note.text).not.toMatch(/nothing (was )?changed/i);
-    expect((await w.view(requestId)).status).toBe('rejected');
-
-    await w.click(requestId, ALICE, 'reject');
-    const second = await eventually(async () => ephemeralsFor(ALICE.id)[1], 'the answer to the second click');
-    expect(second.text).toMatch(/already rejected/);
+    await w.click(requestId, ALICE, 'approve');
+    await w.controllerReadies(3);
+    expect((await w.waitForStatus(requestId, ['executed', 'failed'])).status).toBe('executed');
+    expect(ephemeralsFor(ALICE.id)).toEqual([]); // nothing failed from the clicker's point of view
+    // The card caught up on the next refresh.
+    await eventually(async () => JSON.stringify((await w.card(requestId)).blocks).includes('Executed as'), 'the card to show the outcome');
   });
 });
