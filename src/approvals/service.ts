@@ -453,11 +453,11 @@ export class ApprovalService {
     if (!v || !row) return;
     const card = renderApprovalCard(v, { pingApprovers: this.deps.settings?.pingApprovers ?? true });
     try {
-      if (row.cardTs) {
-        await chat.update(row.channelId, row.cardTs, card);
-      } else {
+      // A card someone deleted is posted again rather than failing every later refresh.
+      const updated = row.cardTs ? await chat.update(row.channelId, row.cardTs, card).then(() => true, (err: unknown) => (slackError(err) === 'message_not_found' ? false : Promise.reject(err))) : false;
+      if (!updated) {
         const tag = { incidentId: row.incidentId, purpose: `approval:${id}` };
-        const found = await chat.findTagged(row.channelId, row.threadTs ?? undefined, tag).catch(() => undefined);
+        const found = row.cardTs ? undefined : await chat.findTagged(row.channelId, row.threadTs ?? undefined, tag).catch(() => undefined);
         const ts = found ?? (await chat.post(row.channelId, row.threadTs ?? undefined, card, tag)).ts;
         if (found) await chat.update(row.channelId, found, card);
         await db.approvalRequest.update({ where: { id }, data: { cardTs: ts } });
@@ -481,6 +481,11 @@ export class ApprovalService {
 }
 
 class StatusConflict extends Error {}
+
+/** The Slack Web API error code (`message_not_found`, …) of a failed call, if it is one. */
+function slackError(err: unknown): string | undefined {
+  return (err as { data?: { error?: string } }).data?.error;
+}
 
 /** Cancelled by `/sre stop`, or refused because Vigil was stopped: proposed again after a resume. */
 function stoppedOut(r: { status: string; statusReason: string | null; decision: string }): boolean {

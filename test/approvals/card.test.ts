@@ -62,6 +62,10 @@ describe('approval card', () => {
     const actions = card.blocks.find((b) => b.type === 'actions') as { elements: { confirm: { text: { text: string } } }[] } | undefined;
     expect(actions).toBeDefined();
     expect(actions!.elements[0]!.confirm.text.text.length).toBeLessThanOrEqual(300);
+    // Who may approve is never what gets dropped to make room, and the rollback is still shown.
+    const text = JSON.stringify(card.blocks);
+    expect(text).toContain('Needs 2 approvals');
+    expect(text).toContain('Rollback');
   });
 
   it('has no buttons once decided, or when policy refused it', () => {

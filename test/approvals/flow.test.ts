@@ -323,6 +323,26 @@ describe('restarts and replicas', () => {
   });
 });
 
+describe('when Slack will not edit the card', () => {
+  it('the approved change still runs and its outcome is posted', async () => {
+    const { requestId, threadTs } = await proposeScale();
+    w.slack.failNext('chat.update', { error: 'internal_error', times: 20 });
+    await w.click(requestId, ALICE, 'approve');
+    await w.controllerReadies(3);
+    expect((await w.waitForStatus(requestId, ['executed', 'failed'])).status).toBe('executed');
+    await eventually(async () => w.slack.messages(CHANNEL).some((m) => m.thread_ts === threadTs && (m.text ?? '').startsWith('Done')), 'the outcome note');
+  });
+
+  it('a card someone deleted is posted again', async () => {
+    const { requestId, threadTs } = await proposeScale();
+    await w.db.prisma.approvalRequest.update({ where: { id: requestId }, data: { cardTs: '1.000001' } });
+    await w.service.refreshCard(requestId);
+    const row = await w.db.prisma.approvalRequest.findUniqueOrThrow({ where: { id: requestId } });
+    expect(row.cardTs).not.toBe('1.000001');
+    expect(w.slack.message(CHANNEL, row.cardTs!)?.thread_ts).toBe(threadTs);
+  });
+});
+
 describe('two approvals at the same moment', () => {
   it('both count: the request is approved and executed once, not left pending with two approvals', async () => {
     await w.close();

@@ -12,7 +12,10 @@ import { contextBlock, headerBlock, sectionBlock, type RenderedMessage } from '.
 import { slackTime } from './format.js';
 import { fitBlocks, SLACK_LIMITS } from './limits.js';
 import { codeSpan, fallbackText, mention, mrkdwnText } from './mrkdwn.js';
-import { truncatePlain } from './truncate.js';
+import { truncateMrkdwn, truncatePlain } from './truncate.js';
+
+/** Characters per plan section: three of them, the status and the approval part stay under Slack's text budget. */
+const PLAN_SECTION_MAX = 1800;
 
 export const APPROVE_ACTION_ID = 'approval_approve';
 export const REJECT_ACTION_ID = 'approval_reject';
@@ -93,7 +96,8 @@ function planSections(v: ApprovalView): string[] {
   return [
     `*Command*\n${codeSpan(p.command, BOUNDS.command)}\n*Change*\n${changes.length ? bullets(changes) : '_nothing would change_'}`,
     `*Pre-checks*\n${bullets(checks)}\n*Dry run* (server-side)\n${dry}`,
-    `*Success criteria*\n${criteria.length ? bullets(criteria) : '_none_'}\n*Rollback*\n${rollback}`,
+    // The criteria list is cut before the rollback, which must always show.
+    `*Success criteria*\n${criteria.length ? truncateMrkdwn(bullets(criteria), 1200) : '_none_'}\n*Rollback*\n${rollback}`,
   ];
 }
 
@@ -179,12 +183,14 @@ function buttons(v: ApprovalView): ActionsBlock {
 /** The card for one request, in its current state; buttons only while it is pending. */
 export function renderApprovalCard(v: ApprovalView, opts: ApprovalCardOptions = {}): RenderedMessage {
   const ping = opts.pingApprovers ?? true;
-  const blocks: KnownBlock[] = [headerBlock(titleOf(v)), sectionBlock(statusSection(v)), ...planSections(v).map(sectionBlock), sectionBlock(approvalSection(v, ping))];
+  // Each plan section is bounded so a long diff or many pre-checks cannot push out what follows; who may
+  // approve sits with the buttons, in the part of the card that is never dropped.
+  const blocks: KnownBlock[] = [headerBlock(titleOf(v)), sectionBlock(statusSection(v)), ...planSections(v).map((s) => sectionBlock(truncateMrkdwn(s, PLAN_SECTION_MAX)))];
   const decisions = decisionsSection(v);
-  if (decisions) blocks.push(sectionBlock(decisions));
+  if (decisions) blocks.push(sectionBlock(truncateMrkdwn(decisions, PLAN_SECTION_MAX)));
   const outcome = outcomeSection(v);
-  if (outcome) blocks.push(sectionBlock(outcome));
-  const tail: KnownBlock[] = [];
+  if (outcome) blocks.push(sectionBlock(truncateMrkdwn(outcome, PLAN_SECTION_MAX)));
+  const tail: KnownBlock[] = [sectionBlock(approvalSection(v, ping))];
   if (v.status === 'pending' && v.decision.kind === 'require_approval') tail.push(buttons(v));
   tail.push(contextBlock([`request ${mrkdwnText(v.id, 40)}`, `incident ${mrkdwnText(v.incidentId, 40)}`, `updated ${slackTime(v.updatedAt)}`]));
   return {
