@@ -5,6 +5,7 @@
  *   /sre stop all              every incident (policy admins only)
  */
 import type { ChatMessage } from '../incidents/chat.js';
+import { codeSpan, fallbackText } from '../slack/blocks/mrkdwn.js';
 import type { ApprovalService } from './service.js';
 import type { StopScope } from './types.js';
 
@@ -19,11 +20,11 @@ export interface StopCommand {
 async function scopeOf(service: ApprovalService, cmd: StopCommand): Promise<StopScope | { error: string }> {
   const arg = cmd.args.trim().split(/\s+/)[0] ?? '';
   if (arg === 'all' || arg === 'global') return 'global';
-  if (arg) return (await service.incidentExists(arg)) ? { incidentId: arg } : { error: `There is no incident \`${arg.slice(0, 60)}\`.` };
+  if (arg) return (await service.incidentExists(arg)) ? { incidentId: arg } : { error: `There is no incident ${codeSpan(arg, 62)}.` };
   const open = await service.openIncidentsIn(cmd.channelId);
   if (open.length === 1) return { incidentId: open[0]!.id };
-  if (open.length === 0) return { error: `No open incident in this channel: use \`/sre ${cmd.verb} <incident id>\`, or \`/sre ${cmd.verb} all\` (admins).` };
-  return { error: `Several open incidents here; name one: ${open.map((i) => `\`${i.id}\` (${i.title.slice(0, 60)})`).join(', ')}` };
+  if (open.length === 0) return { error: `No open incident in this channel: use ${codeSpan(`/sre ${cmd.verb} <incident id>`)}, or \`/sre ${cmd.verb} all\` (admins).` };
+  return { error: `Several open incidents here; name one: ${open.map((i) => `\`${i.id}\` (${fallbackText(i.title, 60)})`).join(', ')}` };
 }
 
 export async function runStopCommand(service: ApprovalService, cmd: StopCommand): Promise<ChatMessage> {

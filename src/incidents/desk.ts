@@ -12,6 +12,8 @@ import type { Alert, AlertMessage } from '../alerts/types.js';
 import { renderHelp, renderStatus } from '../slack/blocks/commands.js';
 import { renderErrorNote } from '../slack/blocks/notes.js';
 import { renderHome } from '../slack/blocks/home.js';
+import { fallbackText } from '../slack/blocks/mrkdwn.js';
+import { decodeSlackText, mentionedUsers } from '../slack/blocks/plain.js';
 import type { StatusModel } from '../slack/blocks/models.js';
 import type { Db } from '../store/db.js';
 import { isUniqueViolation } from '../store/db.js';
@@ -24,7 +26,7 @@ import { phaseOf, loadIncidentRecord } from './views.js';
 import type { InvestigationRunner } from './runner.js';
 import { HomeRefresher } from './home-refresh.js';
 import type { AlertDelivery, IncidentService, ReceiveResult } from './service.js';
-import type { ThreadSync } from './thread.js';
+import { ThreadSyncError, type ThreadSync } from './thread.js';
 
 /** A channel message as the Slack layer hands it over (already translated from the event). */
 export interface ChannelMessage {
@@ -120,7 +122,7 @@ export class IncidentDesk {
         if (applied === 'unknown_label' && where) {
           await this.answerUnknownHypothesis(where, ref.incidentId, `${ref.label} is not on the current board (the investigation ran again), so nothing changed.`);
         }
-        await this.deps.thread.sync(ref.incidentId);
+        await this.showInThread(ref.incidentId);
       })(),
     );
   }
@@ -130,7 +132,7 @@ export class IncidentDesk {
     return this.track(
       (async () => {
         const incidentId = await this.deps.service.addResponderEvidence(e.hypothesisId, e.userId, e);
-        if (incidentId) await this.deps.thread.sync(incidentId);
+        if (incidentId) await this.showInThread(incidentId);
       })(),
     );
   }
@@ -150,7 +152,10 @@ export class IncidentDesk {
   private async publishHome(users: string[]): Promise<void> {
     const model = await this.statusModel(true);
     const view = renderHome(model, this.deps.clock.now());
-    for (const u of users) await this.deps.chat.publishHome(u, view);
+    // Each viewer on their own: one user Slack refuses (left the workspace, rate limited) skips nobody else.
+    for (const u of users) {
+      await this.deps.chat.publishHome(u, view).catch((err: unknown) => this.deps.log.warn({ err: this.errorReason(err), user: u }, 'could not publish App Home for a user'));
+    }
   }
 
   /** Resolves when no listener work is in flight. */
@@ -169,9 +174,10 @@ export class IncidentDesk {
     if (m.threadTs && m.threadTs !== m.ts) {
       if (!m.user || m.botId) return; // bots replying in threads (e.g. Grafana panel images) are not steering
       const userName = await this.deps.chat.userName(m.user);
-      const r = await service.recordSteering({ channelId: m.channel, threadTs: m.threadTs, messageTs: m.ts, userId: m.user, userName, text: m.message.text ?? '' });
+      const text = await this.typedText(m.message.text ?? '');
+      const r = await service.recordSteering({ channelId: m.channel, threadTs: m.threadTs, messageTs: m.ts, userId: m.user, userName, text });
       if (r.kind === 'recorded') {
-        const cmd = parseSteering(m.message.text ?? '');
+        const cmd = parseSteering(text);
         const applied = await service.applySteering(r.incidentId, m.user, cmd);
         log.info({ incidentId: r.incidentId, user: m.user, steering: cmd.kind, applied }, 'steering recorded');
         if (applied === 'unknown_label' && 'label' in cmd) {
@@ -185,7 +191,7 @@ export class IncidentDesk {
         } else if (applied === 'not_a_command') {
           await this.investigateAgain(r.incidentId, 'failed');
         }
-        await this.deps.thread.sync(r.incidentId);
+        await this.showInThread(r.incidentId);
       }
       return;
     }
@@ -271,7 +277,7 @@ export class IncidentDesk {
   }
 
   private async investigate(cmd: SreCommand, args: string): Promise<ChatMessage> {
-    const parsed = parseInvestigateText(args);
+    const parsed = parseInvestigateText(await this.typedText(args));
     if ('error' in parsed) return renderHelp({ error: parsed.error });
     let alert: Alert;
     if ('slackLink' in parsed) {
@@ -290,12 +296,12 @@ export class IncidentDesk {
     switch (result.kind) {
       case 'opened':
         this.deps.runner.enqueue(result.investigationId);
-        return { text: `🔎 Investigating *${alert.title}*: follow the thread Vigil just started in this channel.` };
+        return { text: `🔎 Investigating *${fallbackText(alert.title, 200)}*: follow the thread Vigil just started in this channel.` };
       case 'repeat':
       case 'reopened': {
         // Asked by a person: a finished investigation runs again with fresh evidence.
         const again = await this.investigateAgain(result.incidentId, 'finished');
-        await this.deps.thread.sync(result.incidentId);
+        await this.showInThread(result.incidentId);
         const inc = await this.deps.db.incident.findUniqueOrThrow({ where: { id: result.incidentId } });
         const link = inc.threadTs ? await this.deps.chat.permalink(inc.channelId, inc.threadTs) : undefined;
         const where = link ? `: ${link}` : ' (see its thread in this channel)';
@@ -322,15 +328,15 @@ export class IncidentDesk {
       case 'reopened':
         // It fired again after resolving: what is wrong now may differ, so triage runs again.
         await this.investigateAgain(r.incidentId, 'finished');
-        await this.deps.thread.sync(r.incidentId);
+        await this.showInThread(r.incidentId);
         return;
       case 'repeat':
         // Still firing while the last run gave up (e.g. an API was down): try again; otherwise the board stands.
         await this.investigateAgain(r.incidentId, 'failed');
-        await this.deps.thread.sync(r.incidentId);
+        await this.showInThread(r.incidentId);
         return;
       case 'resolved':
-        await this.deps.thread.sync(r.incidentId);
+        await this.showInThread(r.incidentId);
         return;
       case 'duplicate':
       case 'resolved_unknown':
@@ -392,8 +398,29 @@ export class IncidentDesk {
       ? `The board has: ${hypotheses.map((h) => `${h.label} ${h.title} (${h.status.replace(/_/g, ' ')})`).join(' · ')}.`
       : 'The board has no hypotheses yet.';
     await this.deps.chat
-      .ephemeral(to.channel, to.user, { text: this.deps.redactor.redactText(`${what} ${board}`).slice(0, 2900) }, to.threadTs)
+      .ephemeral(to.channel, to.user, { text: fallbackText(this.deps.redactor.redactText(`${what} ${board}`), 2900) }, to.threadTs)
       .catch((err: unknown) => this.deps.log.warn({ err: String(err), incidentId }, 'could not answer a steering command about an unknown hypothesis'));
+  }
+
+  /**
+   * Bring an incident's thread up to date. A post Slack refused is logged and retried by the next sync:
+   * the command or message that changed the incident has been handled, and its answer should say so.
+   */
+  private async showInThread(incidentId: string): Promise<void> {
+    await this.deps.thread.sync(incidentId).catch((err: unknown) => {
+      if (!(err instanceof ThreadSyncError)) throw err;
+      this.deps.log.warn({ incidentId, err: this.errorReason(err) }, 'could not bring the thread up to date');
+    });
+  }
+
+  /** Text Slack delivered (escaped, with `<@U…>` mentions), as the person typed it, with mentioned users' names. */
+  private async typedText(raw: string): Promise<string> {
+    const names = new Map<string, string>();
+    for (const id of mentionedUsers(raw).slice(0, 10)) {
+      const name = await this.deps.chat.userName(id);
+      if (name) names.set(id, name);
+    }
+    return decodeSlackText(raw, names);
   }
 
   /** A failure's message as a person can read it: one line, redacted, bounded. */

@@ -13,7 +13,7 @@ import { inSpan, recordAgentEvent, rootContext } from '../audit/tracing.js';
 import { deepenWithModel, escalationFor, unreadSteering, type ModelStepDeps } from './deepen.js';
 import { InvestigationLease, LeaseLostError } from './lease.js';
 import { investigateDeterministically, type EvidenceSources, type InvestigationOutcome } from './investigate.js';
-import type { ThreadSync } from './thread.js';
+import { ThreadSyncError, type ThreadSync } from './thread.js';
 
 /**
  * The investigation's durable steps, in order. `step` in the DB is the last one completed, so a
@@ -228,7 +228,7 @@ export class InvestigationRunner {
     const id = lease.investigationId;
     switch (step) {
       case 'created': {
-        await this.thread.sync(incidentId);
+        await this.showProgress(incidentId);
         if (firstAlert) await this.patchContext(lease, { firstCardMs: this.clock.now().getTime() - firstAlert.receivedAt.getTime() });
         return 'announced';
       }
@@ -263,7 +263,7 @@ export class InvestigationRunner {
       }
       case 'triaged': {
         // The first board goes out before the model is asked: deterministic findings land in seconds.
-        await this.thread.sync(incidentId);
+        await this.showProgress(incidentId);
         if (this.model) {
           const outcome = this.outcomes.get(id) ?? (await this.triage(firstAlert));
           this.outcomes.delete(id);
@@ -286,12 +286,20 @@ export class InvestigationRunner {
         return 'deepened';
       }
       case 'deepened': {
-        await this.thread.sync(incidentId);
+        await this.showProgress(incidentId);
         return 'reported';
       }
       case 'reported':
         return 'reported';
     }
+  }
+
+  /** The thread shows progress: a post Slack refused is logged (the next sync retries it), never a failed step. */
+  private async showProgress(incidentId: string): Promise<void> {
+    await this.thread.sync(incidentId).catch((err: unknown) => {
+      if (!(err instanceof ThreadSyncError)) throw err;
+      this.log.warn({ incidentId, err: errorText(err) }, 'could not bring the thread up to date; the investigation goes on');
+    });
   }
 
   private async triage(firstAlert: { payload: string; receivedAt: Date } | undefined): Promise<InvestigationOutcome> {

@@ -4,11 +4,49 @@ import type { Db } from '../store/db.js';
 import { renderIncidentHeader } from '../slack/blocks/incident.js';
 import { renderHypothesisBoard } from '../slack/blocks/board.js';
 import { renderAlreadyTrackedNote, renderEscalation, renderManualRoot, renderRepeatNote, renderResolvedNote } from '../slack/blocks/notes.js';
+import { SLACK_LIMITS, truncateMrkdwn } from '../slack/blocks/limits.js';
 import type { ChatMessage, ChatPort } from './chat.js';
 import { boardModel, escalationModel, incidentCard, loadIncidentRecord, type IncidentRecord } from './views.js';
 
 /** Repeats closer together than this share one thread note (the header's count still shows every one). */
 export const REPEAT_NOTE_QUIET_MS = 15 * 60_000;
+
+/** Slack's error code for a refused Web API call (`data.error` of @slack/web-api's platform error), if it is one. */
+export function chatErrorCode(err: unknown): string | undefined {
+  const e = err as { code?: unknown; data?: { error?: unknown } } | null;
+  return e?.code === 'slack_webapi_platform_error' && typeof e.data?.error === 'string' ? e.data.error : undefined;
+}
+
+/** Whether a failure came from Slack (refused, rate limited, unreachable) rather than from Vigil's own store. */
+function isChatFailure(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && code.startsWith('slack_');
+}
+
+/**
+ * Slack refused to bring some thread posts up to date. Each post was still tried (one refusal stops no
+ * other), and the next sync tries the failed ones again; callers that only show progress log it and go on.
+ */
+export class ThreadSyncError extends Error {
+  override readonly name = 'ThreadSyncError';
+  constructor(
+    readonly incidentId: string,
+    readonly failures: { purpose: string; error: string }[],
+    options?: { cause?: unknown },
+  ) {
+    super(`Slack refused ${failures.length} thread post(s) of incident ${incidentId}: ${failures.map((f) => `${f.purpose} (${f.error})`).join(', ')}`, options);
+  }
+}
+
+/** Slack refuses the content itself: the same post as text alone (its fallback text) goes through. */
+const CONTENT_REFUSALS = new Set(['invalid_blocks', 'invalid_blocks_format', 'msg_too_long', 'msg_blocks_too_long']);
+
+/**
+ * Stored in `contentHash` (with no ts) for a post Slack can never take — the message it replies to was
+ * deleted — so later syncs skip it instead of failing on it forever.
+ */
+const ABANDONED = 'abandoned:thread_not_found';
+const isAbandoned = (p: { ts: string | null; contentHash: string | null }): boolean => !p.ts && p.contentHash === ABANDONED;
 
 /** One post Vigil wants in Slack, identified by its purpose within the incident. */
 interface DesiredPost {
@@ -76,13 +114,38 @@ export class ThreadSync {
         message: renderManualRoot({ requestedBy: record.openedBy ?? 'unknown', text: alert ? (JSON.parse(alert.payload) as { text?: string }).text ?? record.title : record.title }),
         editable: false,
       };
-      const ts = await this.reconcile(record, root);
+      let ts: string | undefined;
+      try {
+        ts = await this.reconcile(record, root);
+      } catch (err) {
+        // Without the root there is no thread to post in: nothing else can go out this time.
+        if (isChatFailure(err)) throw new ThreadSyncError(incidentId, [{ purpose: 'root', error: chatErrorCode(err) ?? String(err) }], { cause: err });
+        throw err;
+      }
+      if (!ts) throw new Error(`incident ${incidentId} has no thread root in Slack`);
       await this.db.incident.update({ where: { id: incidentId }, data: { threadTs: ts } });
       record = await loadIncidentRecord(this.db, incidentId);
     }
     const desired = await this.desiredPosts(record, record.threadTs!);
-    for (const d of desired) await this.reconcile(record, d);
+    // Each post on its own: a deleted message or a refused card must not keep every later post stale.
+    const refused: { purpose: string; error: string }[] = [];
+    let firstRefusal: unknown;
+    let storeError: unknown;
+    for (const d of desired) {
+      try {
+        await this.reconcile(record, d);
+      } catch (err) {
+        this.log.warn({ incidentId, purpose: d.purpose, err: String(err) }, 'could not bring a thread post up to date; the next sync tries again');
+        if (!isChatFailure(err)) storeError ??= err;
+        else {
+          firstRefusal ??= err;
+          refused.push({ purpose: d.purpose, error: chatErrorCode(err) ?? String(err) });
+        }
+      }
+    }
     this.onSynced?.(incidentId);
+    if (storeError) throw storeError;
+    if (refused.length) throw new ThreadSyncError(incidentId, refused, { cause: firstRefusal });
   }
 
   private async desiredPosts(r: IncidentRecord, threadTs: string): Promise<DesiredPost[]> {
@@ -92,8 +155,8 @@ export class ThreadSync {
     const escalation = escalationModel(r);
     if (escalation) posts.push({ purpose: 'escalation', threadTs, message: renderEscalation(escalation), editable: true });
 
-    // Notes are written once: those already in Slack need no content (and no permalink lookup) again.
-    const posted = new Set(r.posts.filter((p) => p.ts).map((p) => p.purpose));
+    // Notes are written once: those already in Slack (or given up on) need no content (and no permalink lookup) again.
+    const posted = new Set(r.posts.filter((p) => p.ts || isAbandoned(p)).map((p) => p.purpose));
     let permalink: Promise<string | undefined> | undefined;
     let firing = 0;
     let noted = r.alerts[0]?.receivedAt.getTime() ?? 0;
@@ -117,35 +180,91 @@ export class ThreadSync {
     return posts;
   }
 
-  /** Make one desired post true in Slack; returns its ts. */
-  private async reconcile(r: IncidentRecord, d: DesiredPost): Promise<string> {
+  /**
+   * Make one desired post true in Slack; returns its ts, or undefined for a post given up on. A card
+   * deleted in Slack is posted again; a post whose thread was deleted is given up on for good.
+   */
+  private async reconcile(r: IncidentRecord, d: DesiredPost): Promise<string | undefined> {
     const hash = createHash('sha256').update(JSON.stringify(d.message)).digest('hex');
     const tag = { incidentId: r.id, purpose: d.purpose };
     let row = r.posts.find((p) => p.purpose === d.purpose);
+    if (row && isAbandoned(row)) return undefined;
 
-    if (row?.ts) {
-      if (d.editable && row.contentHash !== hash) {
-        await this.chat.update(r.channelId, row.ts, d.message);
-        await this.db.slackPost.update({ where: { id: row.id }, data: { contentHash: hash } });
+    try {
+      if (row?.ts) {
+        if (d.editable && row.contentHash !== hash) {
+          if (await this.edit(r.channelId, row.ts, d.message)) {
+            await this.db.slackPost.update({ where: { id: row.id }, data: { contentHash: hash } });
+            return row.ts;
+          }
+          // Someone deleted the card: forget its ts and post it anew.
+          this.log.info({ incidentId: r.id, purpose: d.purpose }, 'a card was deleted in Slack; posting it again');
+          row = await this.db.slackPost.update({ where: { id: row.id }, data: { ts: null, contentHash: null } });
+          return await this.postNew(r, d, row.id, hash);
+        }
+        return row.ts;
       }
-      return row.ts;
-    }
 
-    if (row) {
-      // A previous attempt registered this post but never stored its ts: Slack may have it already.
-      const found = await this.chat.findTagged(r.channelId, d.threadTs, tag);
-      if (found) {
-        this.log.info({ incidentId: r.id, purpose: d.purpose }, 'adopted a post made before a restart');
-        await this.db.slackPost.update({ where: { id: row.id }, data: { ts: found } });
-        if (d.editable) await this.chat.update(r.channelId, found, d.message);
-        await this.db.slackPost.update({ where: { id: row.id }, data: { contentHash: hash } });
-        return found;
+      if (row) {
+        // A previous attempt registered this post but never stored its ts: Slack may have it already.
+        const found = await this.chat.findTagged(r.channelId, d.threadTs, tag);
+        if (found) {
+          this.log.info({ incidentId: r.id, purpose: d.purpose }, 'adopted a post made before a restart');
+          await this.db.slackPost.update({ where: { id: row.id }, data: { ts: found } });
+          if (d.editable && !(await this.edit(r.channelId, found, d.message))) return await this.postNew(r, d, row.id, hash);
+          await this.db.slackPost.update({ where: { id: row.id }, data: { contentHash: hash } });
+          return found;
+        }
+      } else {
+        row = await this.db.slackPost.create({ data: { incidentId: r.id, purpose: d.purpose, channelId: r.channelId, threadTs: d.threadTs ?? null } });
       }
-    } else {
-      row = await this.db.slackPost.create({ data: { incidentId: r.id, purpose: d.purpose, channelId: r.channelId, threadTs: d.threadTs ?? null } });
+      return await this.postNew(r, d, row.id, hash);
+    } catch (err) {
+      if (chatErrorCode(err) !== 'thread_not_found') throw err;
+      // The message this post replies to is gone (e.g. a duplicate alert post deleted by hand); Slack will
+      // never take it, so it is marked and not tried again.
+      this.log.info({ incidentId: r.id, purpose: d.purpose }, 'the thread of a post was deleted in Slack; giving up on that post');
+      await this.db.slackPost.upsert({
+        where: { incidentId_purpose: { incidentId: r.id, purpose: d.purpose } },
+        create: { incidentId: r.id, purpose: d.purpose, channelId: r.channelId, threadTs: d.threadTs ?? null, contentHash: ABANDONED },
+        update: { ts: null, contentHash: ABANDONED },
+      });
+      return undefined;
     }
-    const { ts } = await this.chat.post(r.channelId, d.threadTs, d.message, tag);
-    await this.db.slackPost.update({ where: { id: row.id }, data: { ts, contentHash: hash } });
+  }
+
+  private async postNew(r: IncidentRecord, d: DesiredPost, rowId: string, hash: string): Promise<string> {
+    const tag = { incidentId: r.id, purpose: d.purpose };
+    const { ts } = await this.sendable(d.message, (m) => this.chat.post(r.channelId, d.threadTs, m, tag));
+    await this.db.slackPost.update({ where: { id: rowId }, data: { ts, contentHash: hash } });
     return ts;
+  }
+
+  /** Edit a post in place; false when Slack no longer has it (message_not_found). */
+  private async edit(channel: string, ts: string, message: ChatMessage): Promise<boolean> {
+    try {
+      await this.sendable(message, (m) => this.chat.update(channel, ts, m));
+      return true;
+    } catch (err) {
+      if (chatErrorCode(err) === 'message_not_found') return false;
+      throw err;
+    }
+  }
+
+  /**
+   * Send a message; when Slack refuses its content (blocks it deems invalid, or too long), send its
+   * fallback text alone, so the thread still says what changed. `blocks: []` makes an edit drop the old blocks.
+   */
+  private async sendable<T>(message: ChatMessage, send: (m: ChatMessage) => Promise<T>): Promise<T> {
+    try {
+      return await send(message);
+    } catch (err) {
+      const code = chatErrorCode(err);
+      if (!code || !CONTENT_REFUSALS.has(code)) throw err;
+      const text = truncateMrkdwn(message.text, SLACK_LIMITS.messageTextRecommended);
+      if (!message.blocks?.length && text === message.text) throw err;
+      this.log.warn({ err: code }, 'Slack refused a message; sending its text alone');
+      return await send({ text, blocks: [] });
+    }
   }
 }

@@ -28,5 +28,6 @@ export function renderHome(m: StatusModel, updatedAt: Date): { type: 'home'; blo
     blocks.push(sectionBlock(lines.join('\n')), dividerBlock());
   }
   blocks.push(contextBlock([`${m.resolvedRecently} resolved in the last 24 h`, `updated ${slackTime(updatedAt)}`]));
-  return { type: 'home', blocks: fitBlocks(blocks, SLACK_LIMITS.blocksPerView, { keepTail: 1, noun: 'incidents' }) };
+  // Each incident is a section and a divider: the omission counts incidents, not blocks.
+  return { type: 'home', blocks: fitBlocks(blocks, SLACK_LIMITS.blocksPerView, { keepTail: 1, noun: 'incidents', isItem: (b) => b.type === 'section' }) };
 }

@@ -72,6 +72,8 @@ export interface FitOptions {
   keepTail?: number;
   /** Word for what is omitted: `… 3 more hypotheses not shown`. */
   noun?: string;
+  /** Which dropped blocks count as one omitted `noun` (default: every block), e.g. an item's first block. */
+  isItem?: (block: KnownBlock) => boolean;
 }
 
 /**
@@ -89,15 +91,16 @@ export function fitBlocks(blocks: readonly KnownBlock[], max: number = SLACK_LIM
   let kept = Math.min(head.length, max - 1 - keepTail);
   const headLengths = head.map((b) => blocksTextLength([b]));
   let headLength = headLengths.slice(0, kept).reduce((a, b) => a + b, 0);
+  const omitted = (from: number): number => (opts.isItem ? head.slice(from).filter(opts.isItem).length : head.length - from);
   const omission = (n: number): ContextBlock => ({
     type: 'context',
     elements: [{ type: 'mrkdwn', text: `… ${n} more ${opts.noun ? `${opts.noun} ` : ''}not shown` }],
   });
-  while (kept > 0 && headLength + tailLength + blocksTextLength([omission(head.length - kept)]) > budget) {
+  while (kept > 0 && headLength + tailLength + blocksTextLength([omission(omitted(kept))]) > budget) {
     kept--;
     headLength -= headLengths[kept] ?? 0;
   }
-  return [...head.slice(0, kept), omission(head.length - kept), ...tail];
+  return [...head.slice(0, kept), omission(omitted(kept)), ...tail];
 }
 
 export { truncateMrkdwn, truncatePlain, ELLIPSIS } from './truncate.js';

@@ -51,3 +51,32 @@ export function mrkdwnToPlain(s: string): string {
   });
   return unescapeEntities(stripMarkers(masked)).replace(/\u0000(\d+)\u0000/g, (_, n: string) => pieces[Number(n)] ?? '');
 }
+
+const USER_MENTION = /<@([UW][A-Z0-9]+)(?:\|[^<>]*)?>/g;
+const BROADCAST = /^!(?:here|channel|everyone)(?:\||$)/;
+
+/** User ids mentioned (`<@U…>`) in text as Slack delivers it, to look their names up before `decodeSlackText`. */
+export function mentionedUsers(s: string): string[] {
+  return [...new Set([...s.matchAll(USER_MENTION)].map((m) => m[1]!))];
+}
+
+/**
+ * What a person typed, from the `text` Slack delivers (`&amp;`/`&lt;`/`&gt;`, `<@U1>`, `<https://x|label>`,
+ * `<!here>`): entities are unescaped, a user mention becomes `@name` (from `names`, else the label Slack
+ * sent, else `@U1`), a link `label (url)`, and broadcasts (`@here`, `@channel`, `@everyone`) are dropped.
+ * Formatting characters are kept as typed. Decode once: the result is plain text, not Slack's wire form.
+ */
+export function decodeSlackText(s: string, names: ReadonlyMap<string, string> = new Map()): string {
+  let out = '';
+  let last = 0;
+  for (const m of s.matchAll(/<([^<>\n]*)>([ \t]*)/g)) {
+    out += unescapeEntities(s.slice(last, m.index));
+    last = m.index + m[0].length;
+    const inner = m[1]!;
+    if (BROADCAST.test(inner)) continue;
+    const user = /^@([UW][A-Z0-9]+)(?:\||$)/.exec(inner);
+    const name = user ? names.get(user[1]!) : undefined;
+    out += (name ? `@${name}` : angleToken(inner)) + m[2]!;
+  }
+  return (out + unescapeEntities(s.slice(last))).trim();
+}

@@ -8,13 +8,12 @@ export const ELLIPSIS = '…';
 
 const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
 
-/** Inputs far beyond the cut are clipped first so a megabyte of log text costs no more than a page. */
-function clipForScan(text: string, max: number): string {
+/** Inputs far beyond the cut are scanned only this far, so a megabyte of log text costs no more than a page. */
+function scanEnd(text: string, max: number): number {
   const limit = max * 2 + 256;
-  if (text.length <= limit) return text;
+  if (text.length <= limit) return text.length;
   const code = text.charCodeAt(limit - 1);
-  const end = code >= 0xd800 && code <= 0xdbff ? limit - 1 : limit;
-  return text.slice(0, end);
+  return code >= 0xd800 && code <= 0xdbff ? limit - 1 : limit;
 }
 
 /** Cuts plain text to at most `max` UTF-16 units, ending in `…` when anything was cut. */
@@ -22,7 +21,7 @@ export function truncatePlain(text: string, max: number): string {
   if (text.length <= max) return text;
   if (max < 1) return '';
   let out = '';
-  for (const { segment } of graphemes.segment(clipForScan(text, max))) {
+  for (const { segment } of graphemes.segment(text.slice(0, scanEnd(text, max)))) {
     if (out.length + segment.length > max - ELLIPSIS.length) break;
     out += segment;
   }
@@ -39,9 +38,11 @@ interface Token {
   space?: boolean;
 }
 
-const ATOM = /^(?:<[^<>\n]*>|&(?:[a-zA-Z]+|#\d+);)/;
+/** Sticky: matched at a position of the whole text, so a token is found whole however long it is. */
+const ATOM = /<[^<>\n]*>|&(?:[a-zA-Z]+|#\d+);/y;
 
-function tokenize(text: string): Token[] {
+/** Tokens starting before `end`; the last may run past it (a long link is one token, kept or dropped whole). */
+function tokenize(text: string, end = text.length): Token[] {
   const tokens: Token[] = [];
   let plain = '';
   const flush = (): void => {
@@ -49,20 +50,21 @@ function tokenize(text: string): Token[] {
     for (const { segment } of graphemes.segment(plain)) tokens.push({ text: segment, space: /^\s+$/.test(segment) });
     plain = '';
   };
-  for (let i = 0; i < text.length; ) {
-    const rest = text.slice(i, i + 512);
-    const atom = ATOM.exec(rest);
+  for (let i = 0; i < end; ) {
+    ATOM.lastIndex = i;
+    const atom = ATOM.exec(text);
+    const c = text[i];
     if (atom) {
       flush();
       tokens.push({ text: atom[0] });
       i += atom[0].length;
-    } else if (rest.startsWith('```')) {
+    } else if (text.startsWith('```', i)) {
       flush();
       tokens.push({ text: '```', mark: '```' });
       i += 3;
-    } else if (rest[0] === '`' || rest[0] === '*' || rest[0] === '_' || rest[0] === '~') {
+    } else if (c === '`' || c === '*' || c === '_' || c === '~') {
       flush();
-      tokens.push({ text: rest[0], mark: rest[0] });
+      tokens.push({ text: c, mark: c });
       i += 1;
     } else {
       plain += text[i];
@@ -121,7 +123,7 @@ function pairMarkers(tokens: Token[]): void {
 export function truncateMrkdwn(text: string, max: number): string {
   if (text.length <= max) return text;
   if (max < 1) return '';
-  const tokens = tokenize(clipForScan(text, max));
+  const tokens = tokenize(text, scanEnd(text, max));
   pairMarkers(tokens);
   const stack: Token[] = [];
   const closersLength = (): number => stack.reduce((n, t) => n + t.text.length, 0);

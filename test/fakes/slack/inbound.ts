@@ -5,7 +5,7 @@
  */
 import { messageEventEnvelope, richTextOf, type EventCallback } from './envelopes.js';
 import type { NewMessage, SlackStore } from './store.js';
-import type { StoredMessage } from './types.js';
+import type { FakeUser, StoredMessage } from './types.js';
 
 /** The bot id incoming-webhook posts carry. */
 export const WEBHOOK_BOT_ID = 'B_WEBHOOK';
@@ -25,6 +25,7 @@ export interface WebhookPayload {
 
 export interface UserPost {
   user: string;
+  /** What the person typed; Slack delivers it escaped (see `slackWireText`). */
   text: string;
   thread_ts?: string;
 }
@@ -64,8 +65,28 @@ export function webhookMessage(channel: string, raw: string): NewMessage | { err
   };
 }
 
-export function userMessage(channel: string, post: UserPost): NewMessage {
-  return { channel, user: post.user, text: post.text, blocks: richTextOf(post.text), thread_ts: post.thread_ts, origin: 'user' };
+/**
+ * A typed message as Slack stores and delivers its `text`: `&`, `<`, `>` become `&amp;`, `&lt;`, `&gt;`; a URL
+ * becomes `<url>`; `@name` of a workspace user becomes `<@U…>`; `@here`/`@channel`/`@everyone` become `<!here>` …
+ * (Slack's "Formatting text" reference). The rich_text block keeps the typed text.
+ */
+export function slackWireText(typed: string, users: Iterable<FakeUser> = []): string {
+  const byName = new Map<string, string>();
+  for (const u of users) for (const name of [u.name, u.display_name]) if (name) byName.set(name.toLowerCase(), u.id);
+  return typed
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/https?:\/\/(?:(?!&[lg]t;)[^\s<>])+/g, (url) => `<${url}>`)
+    .replace(/(^|\s)@([\w.-]+)/g, (whole, pre: string, name: string) => {
+      if (/^(?:here|channel|everyone)$/i.test(name)) return `${pre}<!${name.toLowerCase()}>`;
+      const id = byName.get(name.toLowerCase());
+      return id ? `${pre}<@${id}>` : whole;
+    });
+}
+
+export function userMessage(channel: string, post: UserPost, users: Iterable<FakeUser> = []): NewMessage {
+  return { channel, user: post.user, text: slackWireText(post.text, users), blocks: richTextOf(post.text), thread_ts: post.thread_ts, origin: 'user' };
 }
 
 export function botMessage(channel: string, post: BotPost): NewMessage {

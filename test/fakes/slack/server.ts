@@ -179,12 +179,19 @@ export class FakeSlack {
 
   /** A human posts in a channel (or thread); delivered to the app as a `message` event. */
   postAsUser(channel: string, post: UserPost): Promise<PostResult> {
-    return this.storeInbound(userMessage(channel, post));
+    return this.storeInbound(userMessage(channel, post, this.store.users.values()));
   }
 
   /** Another integration posts (default subtype bot_message, bot_id B0ALERTS); delivered as a `message` event. */
   postAsBot(channel: string, post: BotPost): Promise<PostResult> {
     return this.storeInbound(botMessage(channel, post));
+  }
+
+  /** Someone deletes a message in the Slack client (no event is delivered); later calls on it answer message_not_found/thread_not_found. */
+  deleteMessage(channel: string, ts: string): boolean {
+    const deleted = this.store.remove(channel, ts);
+    this.waiters.notify();
+    return deleted;
   }
 
   sendEvent(envelope: unknown, opts?: DeliveryOptions): Promise<DeliveryResult> {

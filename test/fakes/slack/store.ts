@@ -129,6 +129,21 @@ export class SlackStore {
     }
     return message;
   }
+
+  /**
+   * Deletes a message, as a person can in the client. Here its replies go with it, so the thread is gone:
+   * later replies answer thread_not_found and edits message_not_found. False when there was none.
+   */
+  remove(channel: string, ts: string): boolean {
+    const list = this.byChannel.get(channel) ?? [];
+    const message = list.find((m) => m.ts === ts);
+    if (!message) return false;
+    const isRoot = !message.thread_ts || message.thread_ts === message.ts;
+    this.byChannel.set(channel, list.filter((m) => m.ts !== ts && !(isRoot && m.thread_ts === ts)));
+    const parent = isRoot ? undefined : this.find(channel, message.thread_ts!);
+    if (parent?.reply_count) parent.reply_count -= 1;
+    return true;
+  }
 }
 
 /** A stored message as the Web API returns it: bookkeeping removed; metadata only when asked for. */

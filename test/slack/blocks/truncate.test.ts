@@ -109,3 +109,25 @@ describe('mrkdwn helpers', () => {
     expect(mention('@team-<checkout>')).toBe('@team-&lt;checkout&gt;');
   });
 });
+
+describe('truncateMrkdwn and long links', () => {
+  const url = `https://grafana.example.com/d/checkout?${'var-pod=checkout-7d9f&'.repeat(60)}from=now-1h`;
+  const link = `<${url}|dashboard>`;
+
+  it('drops a link longer than the scan window whole instead of leaving `<https://…` dangling', () => {
+    expect(link.length).toBeGreaterThan(1000);
+    for (const max of [20, 100, 600]) {
+      const out = truncateMrkdwn(`see the ${link} for the spike`, max);
+      expect(out).toBe('see the…');
+      expect(out).not.toContain('<');
+    }
+  });
+
+  it('keeps a long link whole when it fits, and cuts the text after it', () => {
+    const text = `${link} ${'and then a long explanation '.repeat(10)}`;
+    const out = truncateMrkdwn(text, link.length + 20);
+    expect(out.startsWith(link)).toBe(true);
+    expect(out.length).toBeLessThanOrEqual(link.length + 20);
+    expect(out.endsWith(ELLIPSIS)).toBe(true);
+  });
+});
