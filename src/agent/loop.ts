@@ -166,32 +166,31 @@ export async function runAgent(o: AgentOptions): Promise<AgentResult> {
     const submit = calls.find((c) => c.name === SUBMIT_TOOL);
 
     // Answer the evidence calls first, so their citations count if the submission came in the same turn.
-    const signal = deadlineSignal(o.signal, budget.hardDeadline);
+    // Tools get the exploration deadline: the time held back is for the final submission.
+    const signal = deadlineSignal(o.signal, budget.exploreDeadline);
     try {
       for (const [i, c] of calls.entries()) {
         if (c === submit) continue;
-        if (mode === 'final') {
-          pending.push({ type: 'tool_result', callId: c.id, content: `Not run: the budget is spent; call ${SUBMIT_TOOL}.`, isError: true });
-          continue;
-        }
-        if (i >= MAX_CALLS_PER_TURN) {
-          pending.push({ type: 'tool_result', callId: c.id, content: `Not run: at most ${MAX_CALLS_PER_TURN} tool calls per turn.`, isError: true });
+        const refused =
+          mode === 'final' || signal.timedOut()
+            ? `Not run: the budget is spent; call ${SUBMIT_TOOL}.`
+            : i >= MAX_CALLS_PER_TURN
+              ? `Not run: at most ${MAX_CALLS_PER_TURN} tool calls per turn.`
+              : undefined;
+        if (refused) {
+          pending.push({ type: 'tool_result', callId: c.id, content: refused, isError: true });
           continue;
         }
         toolCalls += 1;
         const out = await toolbox.dispatch(c.name, c.input, signal.signal);
+        if (o.signal?.aborted) return finish('stopped');
         pending.push({ type: 'tool_result', callId: c.id, content: out.content, ...(out.isError ? { isError: true } : {}) });
       }
-    } catch (err) {
-      if (o.signal?.aborted) return finish('stopped');
-      if (signal.timedOut()) {
-        budget.markWallTimeExhausted();
-        return finish('budget_exhausted');
-      }
-      throw err;
     } finally {
       signal.dispose();
     }
+    // Exploration time ran out during a tool: every call is answered above, so the next turn is the final one.
+    if (signal.timedOut()) budget.markWallTimeExhausted();
 
     if (submit) {
       const check = checkSubmission(submit.input, citations);
@@ -290,13 +289,14 @@ function errorKindOf(err: unknown): NonNullable<AgentResult['errorKind']> {
 function deadlineSignal(outer: AbortSignal | undefined, deadline: number): { signal: AbortSignal; timedOut(): boolean; dispose(): void } {
   const controller = new AbortController();
   let fired = false;
-  const timer = setTimeout(
-    () => {
-      fired = true;
-      controller.abort(new Error('wall-time budget exhausted'));
-    },
-    Math.max(0, deadline - Date.now()),
-  );
+  const fire = () => {
+    fired = true;
+    controller.abort(new Error('wall-time budget exhausted'));
+  };
+  // A deadline already past fires now, so nothing is started in the meantime.
+  const left = deadline - Date.now();
+  const timer = left > 0 ? setTimeout(fire, left) : undefined;
+  if (left <= 0) fire();
   const onAbort = () => controller.abort(outer?.reason);
   if (outer?.aborted) onAbort();
   else outer?.addEventListener('abort', onAbort, { once: true });

@@ -122,7 +122,8 @@ const WEAK_CONFIDENCE_CAP = 0.5;
 
 /**
  * Valid diagnosis → findings. A `supported` hypothesis is downgraded to `inconclusive` when its support is
- * only the model's own claim (inference, or a failed read), or when evidence refutes it.
+ * only the model's own claim (inference, a failed read, or a query that matched nothing — the model
+ * writes the query, so an empty result proves nothing it did not put there), or when evidence refutes it.
  */
 export function diagnosisToFindings(d: Diagnosis, citations: CitationBook, redactor: Redactor): Finding[] {
   const used = new Map<string, number>();
@@ -170,10 +171,11 @@ function toEvidence(e: { summary: string; citation: string }, citations: Citatio
   return { kind: seen.kind, summary: e.summary, citation: seen.citation };
 }
 
+/** Support is data a tool actually returned, or what triage and the change timeline found. */
 function isStrong(e: Evidence, citations: CitationBook): boolean {
   if (e.citation.source === 'model') return false;
-  const seen = citations.get(e.citation.ref);
-  return !!seen && seen.origin !== 'tool_error';
+  const origin = citations.get(e.citation.ref)?.origin;
+  return origin === 'tool_success' || origin === 'finding' || origin === 'change';
 }
 
 function cleanRef(c: ComponentRef): ComponentRef {

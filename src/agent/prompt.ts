@@ -65,14 +65,17 @@ export function defaultLabels(findings: Finding[]): Record<string, string> {
 export function buildBrief(o: BriefOptions): string {
   const { input, redactor, citations } = o;
   const labels = o.labels ?? defaultLabels(o.findings);
+  // Every field is redacted before it is shortened: a cut can leave a secret too short for its
+  // detector (half a token, a PEM body without its header). The whole brief is scanned again at the end.
+  const clip = clipper(redactor);
   const sections = [
-    alertSection(input),
-    changesSection(input.changes, input.onset, citations),
-    findingsSection(o.findings, labels, citations),
-    signalsSection(input, citations),
-    gapsSection(o.gaps ?? input.kube.gaps),
-    knowledgeSection(input, o.skills),
-    steeringSection(o.steering ?? [], labels, o.findings),
+    alertSection(input, clip),
+    changesSection(input.changes, input.onset, citations, clip),
+    findingsSection(o.findings, labels, citations, clip),
+    signalsSection(input, citations, clip),
+    gapsSection(o.gaps ?? input.kube.gaps, clip),
+    knowledgeSection(input, o.skills, clip),
+    steeringSection(o.steering ?? [], labels, o.findings, clip),
     `Investigate now. Finish with ${SUBMIT_TOOL}.`,
   ];
   return redactor.redactText(sections.filter((s) => s !== '').join('\n\n'));
@@ -82,11 +85,11 @@ export function buildBrief(o: BriefOptions): string {
 export function steeringUpdate(messages: SteeringMessage[], all: SteeringMessage[], labels: Record<string, string>, findings: Finding[], redactor: Redactor): string {
   const lines = messages.map((m) => `- ${responderName(m)}: ${quote(m.text)}`);
   return redactor.redactText(
-    [`New steering from the responders (newest last):`, ...lines, '', steeringDirectives(foldSteering(all), labels, findings), 'Take it into account in your next step.'].join('\n'),
+    [`New steering from the responders (newest last):`, ...lines, '', steeringDirectives(foldSteering(all), labels, findings, clipper(redactor)), 'Take it into account in your next step.'].join('\n'),
   );
 }
 
-function alertSection(input: TriageInput): string {
+function alertSection(input: TriageInput, clip: Clip): string {
   const a = input.alert;
   const labels = Object.entries(a.labels).map(([k, v]) => `${k}=${v}`).join(', ');
   const lines = [
@@ -103,7 +106,7 @@ function alertSection(input: TriageInput): string {
   return lines.join('\n');
 }
 
-function changesSection(changes: RankedChange[], onset: Date, citations: CitationBook): string {
+function changesSection(changes: RankedChange[], onset: Date, citations: CitationBook, clip: Clip): string {
   if (changes.length === 0) return '## Change timeline\n(no changes found)';
   const lines = changes.slice(0, MAX_CHANGES).map((c) => {
     citations.add({ citation: c.citation, kind: 'change', origin: 'change' });
@@ -114,7 +117,7 @@ function changesSection(changes: RankedChange[], onset: Date, citations: Citatio
   return `## Change timeline (most related first; times relative to onset)\n${lines.join('\n')}${more}`;
 }
 
-function findingsSection(findings: Finding[], labels: Record<string, string>, citations: CitationBook): string {
+function findingsSection(findings: Finding[], labels: Record<string, string>, citations: CitationBook, clip: Clip): string {
   if (findings.length === 0) return '## Deterministic findings\n(none: no known failure signature matched)';
   const ordered = [...findings].sort((a, b) => labelNumber(labels[a.key]) - labelNumber(labels[b.key]));
   const blocks = ordered.map((f) => {
@@ -134,7 +137,7 @@ function findingsSection(findings: Finding[], labels: Record<string, string>, ci
 }
 
 /** Metric anomalies and new log templates the gatherers found (each cited), kept short. */
-function signalsSection(input: TriageInput, citations: CitationBook): string {
+function signalsSection(input: TriageInput, citations: CitationBook, clip: Clip): string {
   const lines: string[] = [];
   for (const m of input.metrics?.summaries ?? []) {
     if (m.status !== 'success') continue;
@@ -154,11 +157,11 @@ function signalsSection(input: TriageInput, citations: CitationBook): string {
   return lines.length > 0 ? `## Signals gathered\n${lines.slice(0, 12).join('\n')}` : '';
 }
 
-function gapsSection(gaps: string[]): string {
+function gapsSection(gaps: string[], clip: Clip): string {
   return gaps.length > 0 ? `## Could not check\n${gaps.slice(0, 10).map((g) => `- ${clip(g, 200)}`).join('\n')}` : '';
 }
 
-function knowledgeSection(input: TriageInput, skills: string | undefined): string {
+function knowledgeSection(input: TriageInput, skills: string | undefined, clip: Clip): string {
   const lines: string[] = [];
   const s = input.service;
   if (s) {
@@ -171,15 +174,15 @@ function knowledgeSection(input: TriageInput, skills: string | undefined): strin
   return lines.length > 0 ? `## Organisation knowledge\n${lines.join('\n')}` : '';
 }
 
-function steeringSection(messages: SteeringMessage[], labels: Record<string, string>, findings: Finding[]): string {
+function steeringSection(messages: SteeringMessage[], labels: Record<string, string>, findings: Finding[], clip: Clip): string {
   if (messages.length === 0) return '';
   const sorted = [...messages].sort((a, b) => a.at.getTime() - b.at.getTime());
   const said = sorted.map((m) => `- ${responderName(m)} at ${m.at.toISOString()}: ${quote(m.text)}`);
-  return `## Steering from responders (newest last)\n${said.join('\n')}\n${steeringDirectives(foldSteering(sorted), labels, findings)}`;
+  return `## Steering from responders (newest last)\n${said.join('\n')}\n${steeringDirectives(foldSteering(sorted), labels, findings, clip)}`;
 }
 
 /** The folded steering as directives the model must respect. */
-export function steeringDirectives(s: SteeringState, labels: Record<string, string>, findings: Finding[]): string {
+export function steeringDirectives(s: SteeringState, labels: Record<string, string>, findings: Finding[], clip: Clip = foldAndCut): string {
   const titleOf = (label: string) => {
     const key = Object.entries(labels).find(([, l]) => l === label)?.[0];
     const f = findings.find((x) => x.key === key);
@@ -215,7 +218,14 @@ function labelNumber(label: string | undefined): number {
   return label ? Number(label.replace(/\D/g, '')) || 999 : 999;
 }
 
-function clip(s: string, n: number): string {
+/** Shortens a field for the brief: redacted first, then whitespace folded, then cut to `n` characters. */
+export type Clip = (s: string, n: number) => string;
+
+function clipper(redactor: Redactor): Clip {
+  return (s, n) => foldAndCut(redactor.redactText(s), n);
+}
+
+function foldAndCut(s: string, n: number): string {
   const one = s.replace(/\s+/g, ' ').trim();
   return one.length > n ? `${one.slice(0, n - 1)}…` : one;
 }

@@ -31,15 +31,18 @@ export interface SeenCitation {
   origin: 'tool_success' | 'tool_no_data' | 'tool_error' | 'finding' | 'change';
 }
 
-/** Every citation ref the run has seen, first sighting wins (a finding's evidence beats a bare tool ref). */
+/** How much a sighting proves: a failed read nothing, an empty one only that the query matched nothing. */
+const ORIGIN_WEIGHT: Record<SeenCitation['origin'], number> = { tool_error: 0, tool_no_data: 1, tool_success: 2, finding: 2, change: 2 };
+
+/** Every citation ref the run has seen; the strongest sighting wins, the first among equals (a finding's evidence beats a bare tool ref). */
 export class CitationBook {
   readonly #byRef = new Map<string, SeenCitation>();
 
   add(seen: SeenCitation): void {
     const ref = seen.citation.ref.trim();
     const prior = this.#byRef.get(ref);
-    // A successful read upgrades a ref first seen as a failed one.
-    if (!prior || (prior.origin === 'tool_error' && seen.origin !== 'tool_error')) this.#byRef.set(ref, seen);
+    // A successful read upgrades a ref first seen as a failed or empty one.
+    if (!prior || ORIGIN_WEIGHT[seen.origin] > ORIGIN_WEIGHT[prior.origin]) this.#byRef.set(ref, seen);
   }
 
   get(ref: string): SeenCitation | undefined {
@@ -118,11 +121,13 @@ export class Toolbox {
     }
     let result: ToolResult;
     try {
-      result = await tool.execute(parsed.data, { redactor, now: this.options.now(), ...(signal ? { signal } : {}) });
+      // Raced against the signal: a tool (or the client under it) that ignores the signal must not
+      // hold the run past its deadline or a stop. The read itself is left to its client's timeout.
+      result = await untilAborted(tool.execute(parsed.data, { redactor, now: this.options.now(), ...(signal ? { signal } : {}) }), signal);
     } catch (err) {
       // Tools return failures as data; a throw is a bug or an abort, still answered as data.
-      if (signal?.aborted) throw signal.reason ?? err;
       report('error');
+      if (signal?.aborted) return { content: redactor.redactText(`${name} aborted: ${abortReason(signal)}. Nothing was read.`), isError: true };
       return { content: redactor.redactText(`${name} failed: ${err instanceof Error ? err.message : String(err)}`).slice(0, 500), isError: true };
     }
     this.#remember(tool, result);
@@ -137,6 +142,23 @@ export class Toolbox {
       for (const e of result.evidence) this.options.citations.add({ citation: e.citation, kind: e.kind, origin });
     }
   }
+}
+
+/** `work`, or a rejection as soon as `signal` fires (the work keeps running; its outcome is ignored). */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return work;
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
+function abortReason(signal: AbortSignal): string {
+  const r: unknown = signal.reason;
+  const text = r instanceof Error ? r.message : typeof r === 'string' ? r : '';
+  return text !== '' && !/^this operation was aborted$/i.test(text) ? text : 'stopped';
 }
 
 /** The input JSON schema of a tool's zod parameters (what the model must send, defaults optional). */

@@ -55,7 +55,7 @@ const describe = (what: string, err: unknown) => `${what}: ${err instanceof Erro
  */
 export async function investigateDeterministically(alert: Alert, onset: Date, sources: EvidenceSources): Promise<InvestigationOutcome> {
   const now = sources.now?.() ?? new Date();
-  const kube = sources.kube ? await gatherKubeEvidence(sources.kube, alert, onset) : emptyKubeEvidence(onset, '', ['kubernetes: not configured (set KUBECONFIG or run in-cluster)']);
+  const kube = sources.kube ? await gatherKubeEvidence(sources.kube, alert, onset, { redactor: sources.redactor }) : emptyKubeEvidence(onset, '', ['kubernetes: not configured (set KUBECONFIG or run in-cluster)']);
   const gaps = [...kube.gaps];
   const t = kube.target;
   const service: ServiceEntry | undefined = t ? sources.catalog?.find(t.namespace, t.name) : undefined;

@@ -57,6 +57,40 @@ export function createRedactor(opts: RedactorOptions = {}): Redactor {
     return out + s.slice(at);
   };
 
+  const redactLines = (lines: readonly string[]): string[] => {
+    const out: string[] = [];
+    /** Lines before this index are already part of a masked key. */
+    let free = 0;
+    for (let i = 0; i < lines.length; i++) {
+      const line = lines[i]!;
+      const begins = PEM_BEGIN.test(line);
+      const ends = PEM_END.test(line);
+      if (begins && !ends) {
+        // The BEGIN line is its own redaction; the lines after it are the key.
+        const block = privateKeyBlock(lines, i);
+        out.push(redactText(line));
+        if (block > 0) out.push(...Array<string>(block).fill(maskKey(lines.slice(i, i + block + 1))));
+        i += block;
+        free = i + 1;
+      } else if (ends && !begins) {
+        // The log starts inside a key (a tail cut it): the END line and the body lines before it.
+        let start = i;
+        while (start > free && i - start < MAX_PEM_LINES && PEM_BODY_LINE.test(lines[start - 1]!)) start--;
+        const masked = maskKey(lines.slice(start, i + 1));
+        out.splice(start, i - start, ...Array<string>(i - start).fill(masked));
+        out.push(masked);
+        free = i + 1;
+      } else {
+        out.push(redactText(line));
+      }
+    }
+    return out;
+  };
+  const maskKey = (block: readonly string[]): string => {
+    count('pem_private_key');
+    return placeholder('private_key', block.join('\n'));
+  };
+
   const deps: WalkDeps = {
     redactText,
     replace: (detector, kind, raw) => {
@@ -67,9 +101,29 @@ export function createRedactor(opts: RedactorOptions = {}): Redactor {
 
   return {
     redactText,
+    redactLines,
     findings,
     redactValue: <T>(v: T): T => new ValueWalker(deps, false).walk(v) as T,
     redactK8sObject: <T>(obj: T): T => new ValueWalker(deps, true).walk(obj) as T,
     stats: () => Object.fromEntries(counts),
   };
+}
+
+const PEM_BEGIN = /-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----/;
+const PEM_END = /-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----/;
+/** A 4096-bit RSA key is ~50 lines of base64; more than this without END is not one key. */
+const MAX_PEM_LINES = 120;
+/** A key body line: base64 at the end of the line, after whatever prefix the logger wrote. */
+const PEM_BODY_LINE = /(?:^|[\s|:])[A-Za-z0-9+/]{16,}={0,2}\s*$/;
+
+/**
+ * How many lines after `lines[begin]` (a BEGIN line) belong to the key: up to and including its END
+ * line; without an END within reach (a cut log), the run of base64 lines that follows.
+ */
+function privateKeyBlock(lines: readonly string[], begin: number): number {
+  const last = Math.min(lines.length - 1, begin + MAX_PEM_LINES);
+  for (let j = begin + 1; j <= last; j++) if (PEM_END.test(lines[j]!)) return j - begin;
+  let n = 0;
+  while (begin + n + 1 < lines.length && n < MAX_PEM_LINES && PEM_BODY_LINE.test(lines[begin + n + 1]!)) n++;
+  return n;
 }

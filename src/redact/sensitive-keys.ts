@@ -2,7 +2,8 @@
  * Which keys name a secret. Keys are compared lowercased with separators and trailing digits removed,
  * so `DB_PASSWORD`, `dbPassword`, `db-password` and `PASSWORD2` all end in `password`; matching the
  * *end* of the key keeps `secretName`, `secretKeyRef`, `tokenTTL` and `max_tokens` (references and
- * settings, which diagnosis needs) untouched.
+ * settings, which diagnosis needs) untouched. Short words (`pass`, `pw`, `key`) count only as the
+ * last whole word of a longer key.
  */
 const SUFFIX_KINDS: ReadonlyArray<readonly [suffix: string, kind: string]> = [
   ['password', 'password'],
@@ -32,18 +33,77 @@ const EXACT_KINDS: ReadonlyMap<string, string> = new Map([
   ['auth', 'authorization'],
 ]);
 
+/**
+ * Short words that name a secret only as the LAST word of a longer key (`DB_PASS`, `redisPw`,
+ * `MYSQL_PWD`, `SESSION_KEY`, `--master-key`): inside a word they are something else (`bypass`,
+ * `keyspace`, `monkey`), and alone they are too common (`pass: 3`, `key: tls.crt`).
+ */
+const LAST_WORD_KINDS: ReadonlyMap<string, string> = new Map([
+  ['pass', 'password'],
+  ['pw', 'password'],
+  ['pwd', 'password'],
+  ['key', 'secret'],
+]);
+
+/**
+ * Well-known keys ending in such a word that name data, not a secret: database keys, grouping and
+ * dedup keys, a public key, Kubernetes' `topologyKey`. Their values are column names, label keys or
+ * ids, which diagnosis needs; other `…Key` names keep a value only if it does not look like a
+ * credential (see `sensitiveKey`). Normalised form (see `normaliseKey`).
+ */
+const NON_SECRET_KEYS: ReadonlySet<string> = new Set([
+  'primarykey',
+  'foreignkey',
+  'sortkey',
+  'partitionkey',
+  'shardkey',
+  'hashkey',
+  'rangekey',
+  'rowkey',
+  'cachekey',
+  'objectkey',
+  'groupkey',
+  'dedupkey',
+  'idempotencykey',
+  'publickey',
+  'sshpublickey',
+  'topologykey',
+]);
+
 function normaliseKey(key: string): string {
   return key.toLowerCase().replace(/[^a-z0-9]+/g, '').replace(/[0-9]+$/, '');
 }
 
+/** The words of a key, lowercased: `DB_PASS2` → db, pass; `redisPw` → redis, pw; `DBPass` → db, pass. */
+function keyWords(key: string): string[] {
+  return key
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .map((w) => w.replace(/[0-9]+$/, ''))
+    .filter((w) => w !== '');
+}
+
 /** The placeholder kind for a sensitive key, or undefined when the key is not sensitive. */
 export function sensitiveKeyKind(key: string): string | undefined {
+  return sensitiveKey(key)?.kind;
+}
+
+/**
+ * How a key names a secret. `shapeChecked`: the name alone is weak evidence (`…Key` names data as often
+ * as secrets: `mismatchedKey: app`), so a value under it is a secret only if it looks like a credential.
+ */
+export function sensitiveKey(key: string): { kind: string; shapeChecked: boolean } | undefined {
   if (key.length > 120) return undefined;
   const k = normaliseKey(key);
   const exact = EXACT_KINDS.get(k);
-  if (exact !== undefined) return exact;
-  for (const [suffix, kind] of SUFFIX_KINDS) if (k.endsWith(suffix)) return kind;
-  return undefined;
+  if (exact !== undefined) return { kind: exact, shapeChecked: false };
+  for (const [suffix, kind] of SUFFIX_KINDS) if (k.endsWith(suffix)) return { kind, shapeChecked: false };
+  const words = keyWords(key);
+  const last = words.length >= 2 ? words[words.length - 1]! : undefined;
+  const kind = last !== undefined ? LAST_WORD_KINDS.get(last) : undefined;
+  return kind !== undefined && !NON_SECRET_KEYS.has(k) ? { kind, shapeChecked: last === 'key' } : undefined;
 }
 
 /** True for keys whose sensitivity does not pass to nested objects (`auth: {enabled: true, database: x}`). */

@@ -67,6 +67,11 @@ export interface Redactor {
   /** Replace every detected secret and personal datum in a string. Idempotent. */
   redactText(s: string): string;
   /**
+   * `redactText` for each line of a log, plus what no single line shows: a PEM private key printed over
+   * several lines loses every line from BEGIN to END (line prefixes such as timestamps included).
+   */
+  redactLines(lines: readonly string[]): string[];
+  /**
    * Deep copy with secrets replaced: values under sensitive keys (password, token, api_key, …) and
    * `{name, value}` pairs with a sensitive name lose their value; every other string is scanned.
    * Plain objects, arrays, Maps, Sets, Errors (→ plain objects) and class instances (→ plain

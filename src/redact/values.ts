@@ -1,6 +1,7 @@
+import { argvSecretKind } from './detectors/credentials.js';
 import { LAST_APPLIED_ANNOTATION, decodeSecretData, isRecord, isSecretObject, type PlainRecord } from './k8s.js';
-import { isNonSecretValue } from './secret-likeness.js';
-import { REFERENCE_KEYS, isWholeWordOnlyKey, sensitiveKeyKind } from './sensitive-keys.js';
+import { isNonSecretValue, looksLikeCredential } from './secret-likeness.js';
+import { REFERENCE_KEYS, isWholeWordOnlyKey, sensitiveKey } from './sensitive-keys.js';
 
 /** What the walker needs from its redactor. */
 export interface WalkDeps {
@@ -10,6 +11,8 @@ export interface WalkDeps {
 }
 
 const MAX_DEPTH = 64;
+/** `--db-password` or `-token` alone in an argv item (the value is the next item). */
+const ARGV_FLAG = /^--?([A-Za-z][A-Za-z0-9_.-]{1,80})$/;
 const TRUNCATED = '[REDACTED:depth_limit:00000000]';
 
 /**
@@ -50,7 +53,13 @@ export class ValueWalker {
     if (Array.isArray(v)) {
       const out: unknown[] = [];
       this.seen.set(v, out);
-      for (const item of v) out.push(this.walk(item, inherited, depth));
+      // An argv list (`args: ["--db-password", "…"]`): a secret-naming flag makes the next item secret.
+      let flag: string | undefined;
+      for (const item of v) {
+        const kind = flag !== undefined && typeof item === 'string' ? argvSecretKind(flag, item) : undefined;
+        out.push(kind !== undefined ? this.deps.replace('sensitive_key', kind, item as string) : this.walk(item, inherited, depth));
+        flag = typeof item === 'string' ? ARGV_FLAG.exec(item)?.[1] : undefined;
+      }
       return out;
     }
     if (v instanceof Map) {
@@ -80,7 +89,7 @@ export class ValueWalker {
   }
 
   private childKind(key: string, inherited: string | undefined, item: unknown): string | undefined {
-    const own = sensitiveKeyKind(key);
+    const own = ownKind(key, item);
     // `auth: {enabled: true, database: shop}` is a settings block; only a scalar `auth` is a credential.
     if (own !== undefined) return typeof item === 'object' && isWholeWordOnlyKey(key) ? undefined : own;
     return inherited !== undefined && !REFERENCE_KEYS.has(key) ? inherited : undefined;
@@ -134,7 +143,15 @@ export class ValueWalker {
 function envPairKind(record: PlainRecord): string | undefined {
   if (!('value' in record)) return undefined;
   const name = typeof record['name'] === 'string' ? record['name'] : record['key'];
-  return typeof name === 'string' ? sensitiveKeyKind(name) : undefined;
+  return typeof name === 'string' ? ownKind(name, record['value']) : undefined;
+}
+
+/** The kind `key` gives `item`; a weak name (`…Key`) only to a scalar that looks like a credential. */
+function ownKind(key: string, item: unknown): string | undefined {
+  const rule = sensitiveKey(key);
+  if (rule === undefined) return undefined;
+  if (rule.shapeChecked) return typeof item === 'string' && looksLikeCredential(item) ? rule.kind : undefined;
+  return rule.kind;
 }
 
 /** Errors become plain objects (their message and stack are not enumerable, and may quote secrets). */

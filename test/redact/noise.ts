@@ -80,6 +80,22 @@ export const NOISE: readonly string[] = [
   'kind: Secret',
   'type: kubernetes.io/dockerconfigjson',
   'PWD=/srv/app',
+  // short secret words inside other words, and well-known keys that name data
+  'bypass=edge-cache',
+  'cache_bypass=true',
+  'keyspace=orders_v2',
+  'monkey=chaos-7',
+  'compass=north',
+  'primary_key=order_id',
+  'sort_key: created_at',
+  'partition_key=tenant_id',
+  'topologyKey: kubernetes.io/hostname',
+  'OLDPWD=/home/app',
+  // flags that are not followed by a secret
+  '--tls-key /etc/tls/tls.key',
+  '--token-ttl 3600',
+  'redis-cli -p 6379 ping',
+  '--password-file /run/secrets/db',
   // numbers that are not cards or phones
   '4111 1111 1111 1112',
   '1 2 3 4 5 6 7 8 9 10 11 12 13 14 15',

@@ -122,6 +122,14 @@ export function plantAll(rng: Rng): Planted[] {
   const visa = group(luhnComplete('4' + chars(rng, DIGITS, 14)), [4, 4, 4, 4], ' ');
   const amex = group(luhnComplete('37' + chars(rng, DIGITS, 12)), [4, 6, 5], '-');
   const mastercard = luhnComplete('5' + pick(rng, ['1', '2', '3', '4', '5']) + chars(rng, DIGITS, 13));
+  // Secret names whose last word is short (`_PASS`, `Pw`, `_KEY`), and argv flags with the value as the next word.
+  const dbPass = `${chars(rng, LOWER, 5)}${chars(rng, DIGITS, 3)}`;
+  const redisPass = token(rng, 20);
+  const dbPw = `${chars(rng, LOWER, 6)}!${chars(rng, DIGITS, 2)}`;
+  const sessionKey = token(rng, 48, '+/');
+  const masterKey = token(rng, 32, '_-');
+  const flagPassword = `${chars(rng, LOWER, 7)}${chars(rng, DIGITS, 2)}`;
+  const flagApiKey = token(rng, 40);
 
   return [
     { kind: 'aws_access_key', secret: awsKey, line: `assuming role with access key ${awsKey}`, url: `https://s3.example.com/b/o?X-Amz-Credential=${awsKey}%2F20240115` },
@@ -159,5 +167,12 @@ export function plantAll(rng: Rng): Planted[] {
     { kind: 'card', secret: visa, line: `charge declined for card ${visa} amount=12.50` },
     { kind: 'card', secret: amex, line: `card=${amex} status=declined` },
     { kind: 'card', secret: mastercard, line: `"pan":"${mastercard}"`, url: `https://pay.example.com/charge?pan=${mastercard}` },
+    { kind: 'password', secret: dbPass, line: `DB_PASS=${dbPass}` },
+    { kind: 'password', secret: redisPass, line: `export REDIS_PASS='${redisPass}'` },
+    { kind: 'password', secret: dbPw, line: `connecting with dbPw=${dbPw} to orders` },
+    { kind: 'secret', secret: sessionKey, line: `SESSION_KEY=${sessionKey}` },
+    { kind: 'secret', secret: masterKey, line: `{"masterKey": "${masterKey}", "region": "eu-west-1"}` },
+    { kind: 'password', secret: flagPassword, line: `exec /app/server --db-password ${flagPassword} --port 8080` },
+    { kind: 'api_key', secret: flagApiKey, line: `args=["/app/worker","--api-key","${flagApiKey}"]` },
   ];
 }

@@ -6,7 +6,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { cost } from '../pricing.js';
 import type { ModelProvider, ModelRequest, ModelResponse, ModelUsage } from '../types.js';
 import { fromAnthropicMessage, ThinkingMemo, toAnthropicParams } from './anthropic-wire.js';
-import { modelError, type ModelFailure } from './errors.js';
+import { errorBodyMessage, modelError, type ModelFailure } from './errors.js';
 
 /**
  * Claude Sonnet 5.5: the SDK's current Sonnet (added in 0.129.0, 2026-09-28), not in the SDK's
@@ -36,8 +36,10 @@ export class AnthropicProvider implements ModelProvider {
   readonly #maxRetries: number;
   readonly #timeoutMs: number;
   readonly #memo = new ThinkingMemo();
+  readonly #apiKey: string;
 
   constructor(options: AnthropicProviderOptions) {
+    this.#apiKey = options.apiKey;
     this.model = options.model ?? DEFAULT_ANTHROPIC_MODEL;
     this.#maxRetries = options.maxRetries ?? 2;
     this.#timeoutMs = options.timeoutMs ?? 10 * 60 * 1000;
@@ -72,7 +74,7 @@ export class AnthropicProvider implements ModelProvider {
 
   #translate(err: unknown): unknown {
     const failure = anthropicFailure(err, this.#timeoutMs);
-    return failure ? modelError(failure, { provider: this.name, model: this.model, maxRetries: this.#maxRetries }) : err;
+    return failure ? modelError(failure, { provider: this.name, model: this.model, maxRetries: this.#maxRetries, apiKey: this.#apiKey }) : err;
   }
 }
 
@@ -87,7 +89,7 @@ function anthropicFailure(err: unknown, timeoutMs: number): ModelFailure | undef
   if (err instanceof Anthropic.APIUserAbortError) return undefined;
   if (err instanceof Anthropic.APIConnectionError) return { kind: 'connection', message: err.message };
   if (err instanceof Anthropic.APIError && typeof err.status === 'number') {
-    return { kind: 'status', status: err.status, message: err.apiMessage ?? err.message };
+    return { kind: 'status', status: err.status, message: errorBodyMessage(err.status, err.error, err.message) };
   }
   return undefined;
 }

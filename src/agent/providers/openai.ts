@@ -8,7 +8,7 @@ import type { ChatCompletion, ChatCompletionCreateParamsNonStreaming } from 'ope
 import type { ReasoningEffort } from 'openai/resources/shared';
 import { cost } from '../pricing.js';
 import type { ModelProvider, ModelRequest, ModelResponse, ModelUsage } from '../types.js';
-import { modelError, type ModelFailure } from './errors.js';
+import { errorBodyMessage, modelError, type ModelFailure } from './errors.js';
 import { fromChatCompletion, toOpenAIMessages, toOpenAITools } from './openai-wire.js';
 
 /**
@@ -74,7 +74,7 @@ export class OpenAIProvider implements ModelProvider {
     } catch (err) {
       if (req.signal?.aborted) throw req.signal.reason ?? err;
       const failure = openAIFailure(err, this.#timeoutMs);
-      throw failure ? modelError(failure, { provider: this.name, model: this.model, maxRetries: this.#maxRetries }) : err;
+      throw failure ? modelError(failure, { provider: this.name, model: this.model, maxRetries: this.#maxRetries, apiKey: this.#options.apiKey }) : err;
     }
     return fromChatCompletion(completion);
   }
@@ -121,8 +121,7 @@ function openAIFailure(err: unknown, timeoutMs: number): ModelFailure | undefine
   if (err instanceof OpenAI.APIUserAbortError) return undefined;
   if (err instanceof OpenAI.APIConnectionError) return { kind: 'connection', message: err.message };
   if (err instanceof OpenAI.APIError && typeof err.status === 'number') {
-    const body = err.error as { message?: unknown } | undefined;
-    return { kind: 'status', status: err.status, message: typeof body?.message === 'string' ? body.message : err.message };
+    return { kind: 'status', status: err.status, message: errorBodyMessage(err.status, err.error, err.message) };
   }
   return undefined;
 }

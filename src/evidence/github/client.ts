@@ -26,6 +26,8 @@ export interface GitHubSettings {
   maxPages?: number;
   /** Clock for rate-limit arithmetic (`retry-after`). */
   now?: () => Date;
+  /** Per request, headers and body, in ms (default 15 s). Octokit sets no timeout of its own. */
+  timeoutMs?: number;
 }
 
 /** `owner/repo` → its parts; throws on anything else so a typo cannot become a query for another repository. */
@@ -47,6 +49,33 @@ const query = (params: Record<string, string | number | undefined>): string =>
   new URLSearchParams(Object.entries(params).flatMap(([k, v]): [string, string][] => (v === undefined ? [] : [[k, String(v)]]))).toString();
 
 /**
+ * `fetch` with a deadline over the whole exchange. The body is read here, inside the deadline: Octokit
+ * reads it later and turns a failed read into an empty body, which would pass for an empty page.
+ */
+export function timedFetch(timeoutMs: number): typeof fetch {
+  return async (input, init) => {
+    const reason = new Error(`GitHub did not answer within ${timeoutMs} ms`);
+    reason.name = 'TimeoutError';
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(reason), timeoutMs);
+    try {
+      const signal = init?.signal ? AbortSignal.any([init.signal, controller.signal]) : controller.signal;
+      const res = await fetch(input, { ...init, signal });
+      const body = NULL_BODY_STATUSES.has(res.status) ? null : await res.arrayBuffer();
+      const read = new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers });
+      // Pagination of compare results reads the page number from the final URL.
+      Object.defineProperty(read, 'url', { value: res.url });
+      return read;
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+}
+
+/** Statuses a `Response` may not carry a body with. */
+const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
+
+/**
  * The read-only GitHub adapter: commits, merged pull requests and deployments in a time window, and one
  * pull request in detail. Every method is a GET through the real Octokit; failures are thrown as
  * `GitHubReadError` naming the call, so callers record a gap instead of failing the investigation.
@@ -62,6 +91,7 @@ export class GitHubReader {
       ...(settings.token ? { auth: settings.token } : {}),
       ...(settings.baseUrl ? { baseUrl: settings.baseUrl.replace(/\/+$/, '') } : {}),
       userAgent: 'vigil-sre-agent',
+      request: { fetch: timedFetch(settings.timeoutMs ?? 15_000) },
       // Octokit's default logger prints every failed request to the console; debug would include the
       // request options (headers), so it stays silent.
       log: {

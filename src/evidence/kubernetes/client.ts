@@ -45,6 +45,48 @@ function safeJson(s: string): unknown {
   }
 }
 
+export interface KubeReaderOptions {
+  /** Per request, headers and body, in ms (default {@link DEFAULT_KUBE_TIMEOUT_MS}). */
+  timeoutMs?: number;
+}
+
+/** client-node sets no timeout of its own: a hung API server would hold a read for ever. */
+export const DEFAULT_KUBE_TIMEOUT_MS = 15_000;
+
+/**
+ * `kc.makeApiClient(type)` plus a per-request timeout. client-node 2.x hands `RequestContext`'s signal
+ * to undici's fetch, which then aborts the request and the body read with the signal's reason.
+ */
+export function makeTimedApiClient<T>(kc: k8s.KubeConfig, type: new (config: k8s.Configuration) => T, timeoutMs: number): T {
+  const cluster = kc.getCurrentCluster();
+  if (!cluster) throw new Error('No active cluster!');
+  return new type(
+    k8s.createConfiguration({
+      baseServer: new k8s.ServerConfiguration(cluster.server, {}),
+      authMethods: { default: kc },
+      middleware: [k8s.setHeaderMiddleware('User-Agent', 'vigil-sre-agent')],
+      promiseMiddleware: [
+        {
+          pre: async (ctx) => {
+            ctx.setSignal(timeoutSignal(timeoutMs));
+            return ctx;
+          },
+          post: async (response) => response,
+        },
+      ],
+    }),
+  );
+}
+
+/** Aborts after `ms` with a reason that says so (the error message a tool result carries). */
+function timeoutSignal(ms: number): AbortSignal {
+  const controller = new AbortController();
+  const reason = new Error(`the Kubernetes API server did not answer within ${ms} ms`);
+  reason.name = 'TimeoutError';
+  setTimeout(() => controller.abort(reason), ms).unref();
+  return controller.signal;
+}
+
 /**
  * The read-only Kubernetes adapter (reader identity). Every method is a GET; errors become
  * KubeReadError with the call named, so callers can record a gap instead of failing the investigation.
@@ -52,10 +94,20 @@ function safeJson(s: string): unknown {
 export class KubeReader {
   readonly core: k8s.CoreV1Api;
   readonly apps: k8s.AppsV1Api;
+  readonly timeoutMs: number;
 
-  constructor(readonly kc: k8s.KubeConfig) {
-    this.core = kc.makeApiClient(k8s.CoreV1Api);
-    this.apps = kc.makeApiClient(k8s.AppsV1Api);
+  constructor(
+    readonly kc: k8s.KubeConfig,
+    options: KubeReaderOptions = {},
+  ) {
+    this.timeoutMs = options.timeoutMs ?? DEFAULT_KUBE_TIMEOUT_MS;
+    this.core = this.makeApiClient(k8s.CoreV1Api);
+    this.apps = this.makeApiClient(k8s.AppsV1Api);
+  }
+
+  /** An API client under the reader identity, with the reader's request timeout. */
+  makeApiClient<T>(type: new (config: k8s.Configuration) => T): T {
+    return makeTimedApiClient(this.kc, type, this.timeoutMs);
   }
 
   /** The API server URL, for citations. */

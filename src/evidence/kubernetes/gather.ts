@@ -1,5 +1,6 @@
 import type { CoreV1Event, V1Deployment, V1Endpoints, V1Pod, V1ReplicaSet, V1Service, V1StatefulSet, V1DaemonSet } from '@kubernetes/client-node';
 import type { Alert } from '../../alerts/types.js';
+import type { Redactor } from '../../redact/index.js';
 import type { KubeReader } from './client.js';
 import { KubeReadError } from './client.js';
 import { decodeHelmHistory, type HelmRevision } from './helm.js';
@@ -74,7 +75,7 @@ export function emptyKubeEvidence(onset: Date, server: string, gaps: string[] = 
  * Read everything the deterministic analyzers need, tolerating partial failure: a failed read becomes a
  * gap, never an exception, so the first card still lands with what could be read.
  */
-export async function gatherKubeEvidence(reader: KubeReader, alert: Alert, onset: Date): Promise<KubeEvidence> {
+export async function gatherKubeEvidence(reader: KubeReader, alert: Alert, onset: Date, opts: { redactor?: Redactor } = {}): Promise<KubeEvidence> {
   const ev = emptyKubeEvidence(onset, reader.server);
   const attempt = async <T>(fn: () => Promise<T>): Promise<T | undefined> => {
     try {
@@ -105,7 +106,7 @@ export async function gatherKubeEvidence(reader: KubeReader, alert: Alert, onset
     t.kind === 'Deployment' ? attempt(() => reader.listReplicaSets(t.namespace, selector)) : Promise.resolve(undefined),
     attempt(() => reader.listEvents(t.namespace)),
     attempt(() => reader.listDeployments(t.namespace)),
-    readSurroundings(reader, t.namespace, { name: t.name, ownsPod }, attempt),
+    readSurroundings(reader, t.namespace, { name: t.name, ownsPod }, attempt, opts.redactor),
   ]);
   Object.assign(ev, surroundings);
   const uid = ev.workload.metadata?.uid;

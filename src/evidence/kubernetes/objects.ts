@@ -145,7 +145,7 @@ const clients = new WeakMap<KubeReader, ObjectClient>();
 function objectClient(reader: KubeReader): ObjectClient {
   let c = clients.get(reader);
   if (!c) {
-    c = reader.kc.makeApiClient(ObjectClient);
+    c = reader.makeApiClient(ObjectClient);
     clients.set(reader, c);
   }
   return c;

@@ -13,6 +13,7 @@ import type {
 } from '@kubernetes/client-node';
 import { mineTemplates } from '../logs/drain.js';
 import type { LogPattern } from '../logs/types.js';
+import { createRedactor, type Redactor } from '../../redact/index.js';
 import type { KubeReader } from './client.js';
 
 /** Logs of a target container that restarted or is failing, mined into templates. */
@@ -105,11 +106,12 @@ export async function readSurroundings(
   namespace: string,
   workload: { name: string; ownsPod: (p: V1Pod) => boolean },
   attempt: <T>(fn: () => Promise<T>) => Promise<T | undefined>,
+  redactor: Redactor = createRedactor(),
 ): Promise<KubeSurroundings> {
   const s = emptySurroundings();
-  const net = reader.kc.makeApiClient(k8s.NetworkingV1Api);
-  const as = reader.kc.makeApiClient(k8s.AutoscalingV2Api);
-  const storage = reader.kc.makeApiClient(k8s.StorageV1Api);
+  const net = reader.makeApiClient(k8s.NetworkingV1Api);
+  const as = reader.makeApiClient(k8s.AutoscalingV2Api);
+  const storage = reader.makeApiClient(k8s.StorageV1Api);
   const [pods, services, endpoints, nodes, pvcs, classes, hpas, policies, ingresses, tlsSecrets] = await Promise.all([
     attempt(() => reader.listPods(namespace)),
     attempt(() => reader.listServices(namespace)),
@@ -148,10 +150,13 @@ export async function readSurroundings(
       reader.core.readNamespacedPodLog({ namespace, name: c.pod, container: c.container, previous: c.previous, tailLines: TAIL_LINES, timestamps: true }),
     );
     if (typeof text !== 'string') continue;
-    const lines = text.split('\n').filter(Boolean).map((l) => {
+    const stamped = text.split('\n').filter(Boolean).map((l) => {
       const m = /^(\d{4}-\d{2}-\d{2}T\S+)\s(.*)$/.exec(l);
       return m ? { ts: new Date(m[1]!), line: m[2]! } : { line: l };
     });
+    // Redacted as a whole log before mining: a key printed over several lines shows only in context.
+    const redacted = redactor.redactLines(stamped.map((l) => l.line));
+    const lines = stamped.map((l, i) => ({ ...l, line: redacted[i]! }));
     s.containerLogs.push({ ...c, patterns: mineTemplates(lines, { maxPatterns: 15 }), tail: lines.slice(-5).map((l) => l.line) });
   }
   return s;

@@ -7,6 +7,7 @@ import { createRedactor, type Redactor } from '../../redact/index.js';
 import { summarizeLogs } from '../logs/summary.js';
 import type { LogLine } from '../logs/types.js';
 import { LokiError, type LokiClient } from './client.js';
+import { redactEntries } from './redact.js';
 import { workloadSelectors } from './selectors.js';
 import type { LogSummary, LogsEvidence, LogTarget } from './types.js';
 
@@ -62,7 +63,8 @@ export async function gatherLogs(client: LokiClient, target: LogTarget, onset: D
       const got = await client.readLogs({ query, start: from, end: to, maxLines: opts.maxLines, signal: opts.signal });
       if (got.entries.length === 0) return { ...base(chosen, query), status: 'no_data' };
       // Redact before mining, so no template or example can carry a secret.
-      const lines: LogLine[] = got.entries.map((e) => ({ ts: e.ts, line: redactor.redactText(e.line) }));
+      const redacted = redactEntries(redactor, got.entries);
+      const lines: LogLine[] = got.entries.map((e, i) => ({ ts: e.ts, line: redacted[i]! }));
       const s = summarizeLogs(lines, { onset, range, maxPatterns: opts.maxPatterns });
       return { ...base(chosen, query), status: 'success', totalLines: s.totalLines, sampled: got.sampled, patterns: s.patterns, newSinceOnset: s.newSinceOnset, errorPatterns: s.errorPatterns };
     } catch (err) {

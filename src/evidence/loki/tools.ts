@@ -4,6 +4,7 @@ import { boundedData, errorResult, type EvidenceTool, type ToolResult } from '..
 import type { Citation } from '../types.js';
 import type { LokiClient } from './client.js';
 import { logSummaryEvidence } from './evidence.js';
+import { redactEntries } from './redact.js';
 import type { LogSummary } from './types.js';
 
 const LokiQueryRangeParams = z.object({
@@ -67,7 +68,8 @@ export function createLokiQueryRangeTool(client: LokiClient): EvidenceTool<typeo
         if (got.entries.length === 0) {
           return { status: 'no_data', citation, message: `no log lines matched ${params.query} between ${from.toISOString()} and ${to.toISOString()}` };
         }
-        const lines = got.entries.map((e) => ({ ts: e.ts, line: ctx.redactor.redactText(e.line) }));
+        const redacted = redactEntries(ctx.redactor, got.entries);
+        const lines = got.entries.map((e, i) => ({ ts: e.ts, line: redacted[i]! }));
         const s = summarizeLogs(lines, { onset, range });
         const summary: LogSummary = {
           selector: params.query, query: params.query, range, status: 'success', totalLines: s.totalLines, sampled: got.sampled,

@@ -119,7 +119,7 @@ export const labelledSecretDetector: Detector = {
   name: 'labelled_secret',
   kind: 'secret',
   pattern:
-    /(?<word>pass(?:word|wd|phrase)|secret|token|key|authorization|cookie|credentials?|dsn|pwd|auth)[0-9]*\\?["']?[ \t]{0,3}(?<sep>[:=])[ \t]{0,3}(?:"(?<dq>(?:[^"\\\r\n]|\\.){0,4000})"|\\"(?<eq>[^"\\\r\n]{0,4000})\\"|'(?<sq>[^'\r\n]{0,4000})'|(?<bare>[^\s"'&;,<>\\]{1,4000}))/dgi,
+    /(?<word>pass(?:word|wd|phrase)?|secret|token|key|authorization|cookie|credentials?|dsn|pwd?|auth)[0-9]*\\?["']?[ \t]{0,3}(?<sep>[:=])[ \t]{0,3}(?:"(?<dq>(?:[^"\\\r\n]|\\.){0,4000})"|\\"(?<eq>[^"\\\r\n]{0,4000})\\"|'(?<sq>[^'\r\n]{0,4000})'|(?<bare>[^\s"'&;,<>\\]{1,4000}))/dgi,
   select: (m, { text }): Span | null => {
     const key = keyEndingAt(text, m.index, m.groups?.['word'] ?? '');
     if (key === undefined) return null;
@@ -137,3 +137,38 @@ export const labelledSecretDetector: Detector = {
     return { ...span, kind };
   },
 };
+
+/**
+ * `--db-password X`, `-token X`, `"--api-key","X"` (argv with the value as the next word: a process
+ * listing, a container's args as text or JSON). A flag whose name names a secret takes the next word;
+ * `--password=X` is the labelled detector's. See `argvSecretKind` for the rule.
+ */
+export const flagValueDetector: Detector = {
+  name: 'flag_value',
+  kind: 'secret',
+  pattern: /(?<![A-Za-z0-9_-])--?(?<flag>[A-Za-z][A-Za-z0-9_.-]{0,80})(?:[ \t]+|\\?"[ \t]*,[ \t]*\\?")(?<secret>[^\s"'\\<>-][^\s"'\\<>,;]{0,4000})/dg,
+  hints: ['-'],
+  select: (m, { text }) => {
+    const span = groupSpan(m, 'secret');
+    if (!span) return null;
+    const kind = argvSecretKind(m.groups?.['flag'] ?? '', text.slice(span.start, span.end));
+    return kind === undefined ? null : { ...span, kind };
+  },
+};
+
+/** `/etc/tls/tls.key`, `./certs/client.pem`: where a key lives, not the key (two path segments at least). */
+const FILE_PATH = /^(?:~|\.{1,2})?(?:\/[\w.@-]+){2,}\/?$/;
+
+/**
+ * The kind of the value after a flag in an argv list, or undefined when it is not a secret: the flag
+ * must name one (`--password`, `--db-password`, `--token`, `--api-key`, `--session-key`); a password is
+ * secret whatever it looks like, anything else must look like a credential and not like a file path.
+ * Short flags (`-p`) are never taken: `-p 8080` is a port far more often than a password.
+ */
+export function argvSecretKind(flag: string, value: string): string | undefined {
+  if (flag.length < 2) return undefined;
+  const kind = sensitiveKeyKind(flag);
+  if (kind === undefined || isNonSecretValue(value, kind, flag)) return undefined;
+  if (kind === 'password' || kind === 'private_key' || kind === 'dsn') return kind;
+  return looksLikeCredential(value) && !FILE_PATH.test(value) ? kind : undefined;
+}

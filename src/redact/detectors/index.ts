@@ -4,6 +4,7 @@ import {
   bearerDetector,
   connectionStringPasswordDetector,
   cookieDetector,
+  flagValueDetector,
   labelledSecretDetector,
   urlPasswordDetector,
 } from './credentials.js';
@@ -27,6 +28,7 @@ export const DETECTORS: readonly Detector[] = [
   cookieDetector,
   connectionStringPasswordDetector,
   labelledSecretDetector,
+  flagValueDetector,
   cardDetector,
   emailDetector,
   phoneDetector,

@@ -96,7 +96,9 @@ export function k8sPodLogsTool(reader: KubeReader): EvidenceTool<typeof paramete
       }
       const all = text.split('\n').filter((l) => l !== '').map(parseStamped);
       if (all.length === 0) return noData(citation, `no log lines for ${p.namespace}/${p.pod}/${container ?? '?'}${p.previous ? ' (previous)' : ''}${p.sinceSeconds ? ` in the last ${p.sinceSeconds}s` : ''}`);
-      const redacted: LogLine[] = all.map((l) => ({ ...l, line: ctx.redactor.redactText(l.line) }));
+      // Redacted as a whole log (timestamps already stripped), so a key printed over several lines goes entirely.
+      const redactedLines = ctx.redactor.redactLines(all.map((l) => l.line));
+      const redacted: LogLine[] = all.map((l, i) => ({ ...l, line: redactedLines[i]! }));
       const patterns = mineTemplates(redacted, { maxPatterns: 25, exampleLength: 240 }).map((t) => ({
         template: t.template,
         count: t.count,
