@@ -14,6 +14,7 @@ import * as k8s from '@kubernetes/client-node';
 import { sendWrite, describeWrite, type WriteApis } from './send.js';
 import { changeAnnotation, stampWrite } from './stamp.js';
 import type { AccessCheck, Approval, KubeWrite, WriteOutcome } from './types.js';
+import { DEFAULT_KUBE_TIMEOUT_MS, makeTimedApiClient } from '../evidence/kubernetes/client.js';
 
 export const FIELD_MANAGER = 'vigil';
 export const DEFAULT_EXECUTOR_SA = { namespace: 'vigil', name: 'vigil-executor' } as const;
@@ -114,7 +115,7 @@ export async function mintExecutorToken(
 ): Promise<{ kc: ExecutorKubeConfig; expiresAt: Date }> {
   const cluster = base.getCurrentCluster();
   if (!cluster) throw new ExecutorIdentityError('the base KubeConfig has no current cluster');
-  const core = base.makeApiClient(k8s.CoreV1Api);
+  const core = makeTimedApiClient(base, k8s.CoreV1Api, DEFAULT_KUBE_TIMEOUT_MS);
   let tr: k8s.AuthenticationV1TokenRequest;
   try {
     tr = await core.createNamespacedServiceAccountToken({
@@ -154,8 +155,9 @@ class KubeExecutor implements ApprovedExecutor {
     readonly incidentId: string,
     private readonly approvalOrUndefined: Approval | undefined,
   ) {
-    this.apis = { apps: kc.makeApiClient(k8s.AppsV1Api), batch: kc.makeApiClient(k8s.BatchV1Api), core: kc.makeApiClient(k8s.CoreV1Api) };
-    this.authz = kc.makeApiClient(k8s.AuthorizationV1Api);
+    // Timed: a hung API server must not hold an approved change for ever (a write without an answer is 'uncertain').
+    this.apis = { apps: makeTimedApiClient(kc, k8s.AppsV1Api, DEFAULT_KUBE_TIMEOUT_MS), batch: makeTimedApiClient(kc, k8s.BatchV1Api, DEFAULT_KUBE_TIMEOUT_MS), core: makeTimedApiClient(kc, k8s.CoreV1Api, DEFAULT_KUBE_TIMEOUT_MS) };
+    this.authz = makeTimedApiClient(kc, k8s.AuthorizationV1Api, DEFAULT_KUBE_TIMEOUT_MS);
     this.annotation = changeAnnotation(incidentId, approvalOrUndefined);
   }
 

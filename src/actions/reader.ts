@@ -4,6 +4,7 @@
  */
 import * as k8s from '@kubernetes/client-node';
 import type { KubeObject, ObjectRef } from './types.js';
+import { DEFAULT_KUBE_TIMEOUT_MS, makeTimedApiClient } from '../evidence/kubernetes/client.js';
 
 export class TargetReader {
   private readonly apps: k8s.AppsV1Api;
@@ -12,9 +13,9 @@ export class TargetReader {
 
   /** `kc` is the reader's KubeConfig (e.g. `KubeReader.kc`). */
   constructor(kc: k8s.KubeConfig) {
-    this.apps = kc.makeApiClient(k8s.AppsV1Api);
-    this.batch = kc.makeApiClient(k8s.BatchV1Api);
-    this.core = kc.makeApiClient(k8s.CoreV1Api);
+    this.apps = makeTimedApiClient(kc, k8s.AppsV1Api, DEFAULT_KUBE_TIMEOUT_MS);
+    this.batch = makeTimedApiClient(kc, k8s.BatchV1Api, DEFAULT_KUBE_TIMEOUT_MS);
+    this.core = makeTimedApiClient(kc, k8s.CoreV1Api, DEFAULT_KUBE_TIMEOUT_MS);
   }
 
   async get(ref: ObjectRef): Promise<KubeObject | undefined> {
