@@ -1,7 +1,6 @@
 /** Public API of the mitigation catalog (see registry.ts for the actions, executor.ts for the identity). */
 export {
   ACTIONS,
-  EXTERNAL_ACTIONS,
   executeExternalMitigation,
   executeMitigation,
   getAction,
@@ -9,10 +8,7 @@ export {
   planMitigation,
   verifyMitigation,
   type ActionName,
-  type ExternalActionName,
 } from './registry.js';
-export { flipFlagParams } from './catalog/flip-flag.js';
-export { revertMarker, revertPrParams } from './catalog/revert-pr.js';
 export { LaunchDarklyFlags, FlagProviderError, type LaunchDarklySettings } from './external/launchdarkly.js';
 export { GitHubReverts, RevertProviderError, type GitHubRevertSettings } from './external/github-revert.js';
 export type * from './external/types.js';

@@ -3,6 +3,7 @@
  * (kubectl, Vigil's own change timeline) sees which incident changed it and who approved it.
  */
 import type { Approval, KubeWrite } from './types.js';
+import { pointerKey } from './preconditions.js';
 
 export const CHANGE_ANNOTATION = 'vigil.dev/change';
 
@@ -13,7 +14,6 @@ export function changeAnnotation(incidentId: string, approval?: Approval): strin
   return `${incidentId}, approved by ${who} at ${approval.at.toISOString().replace(/\.\d{3}Z$/, 'Z')}`;
 }
 
-const pointerKey = (key: string): string => key.replaceAll('~', '~0').replaceAll('/', '~1');
 
 function annotationPatch(write: KubeWrite, text: string): KubeWrite {
   return {

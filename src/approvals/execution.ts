@@ -18,7 +18,7 @@ import type { MitigationProposal } from '../triage/types.js';
 import type { ApprovalOutcome, ApprovalView, ProposalSource, ProposeResult } from './types.js';
 
 /** How often a running execution touches its row; a row quiet for three beats is taken as interrupted. */
-export const EXECUTION_HEARTBEAT_MS = 20_000;
+const EXECUTION_HEARTBEAT_MS = 20_000;
 export const INTERRUPTED_AFTER_MS = 3 * EXECUTION_HEARTBEAT_MS;
 export const INTERRUPTED_REASON = 'Vigil restarted during execution: check the target before proposing again';
 
@@ -53,7 +53,7 @@ export class ApprovalExecution {
     }, EXECUTION_HEARTBEAT_MS);
     beat.unref();
     try {
-      await this.refresh(id);
+      await this.hooks.refreshCard(id);
       const v = (await readApproval(db, id))!;
       let finish: Finish;
       try {
@@ -134,11 +134,6 @@ export class ApprovalExecution {
     return { status: 'failed', reason, outcome: { execution, verification }, plan, ...(rollback ? { rollback } : {}) };
   }
 
-  /** The card shows progress; Slack refusing an edit must not stop the approved change, its note or its rollback. */
-  private async refresh(id: string): Promise<void> {
-    await this.hooks.refreshCard(id).catch((err: unknown) => this.deps.log.warn({ err: String(err), requestId: id }, 'could not update the approval card; carrying on'));
-  }
-
   /** Kubernetes writes go through the executor identity; flag and revert writes through their provider's writer token. */
   private async write(incidentId: string, plan: Plan, approval: Approval): Promise<ExecutionResult> {
     // Last look at the kill switch, right before the first real write: /sre stop may have come while the
@@ -164,7 +159,7 @@ export class ApprovalExecution {
     }
     if (f.decision) await db.approvalRequest.update({ where: { id: v.id }, data: { decision: JSON.stringify(f.decision) } });
     await recordAudit(db, { incidentId: v.incidentId, actor: 'vigil', kind: `approval.${f.status}`, data: { requestId: v.id, ...(f.reason ? { reason: redactor.redactText(f.reason) } : {}) }, at: clock.now() });
-    await this.refresh(v.id);
+    await this.hooks.refreshCard(v.id);
     const done = (await readApproval(db, v.id))!;
     const row = await db.approvalRequest.findUniqueOrThrow({ where: { id: v.id } });
     await this.deps.chat.post(row.channelId, row.threadTs ?? undefined, renderExecutionNote(done), { incidentId: v.incidentId, purpose: `approval:${v.id}:outcome` });
@@ -180,6 +175,6 @@ export class ApprovalExecution {
     );
     if (proposed.kind === 'nothing_to_propose') return;
     await this.deps.db.approvalRequest.update({ where: { id: v.id }, data: { result: JSON.stringify(this.deps.redactor.redactValue({ ...outcome, rollbackRequestId: proposed.requestId })) } });
-    await this.refresh(v.id);
+    await this.hooks.refreshCard(v.id);
   }
 }

@@ -10,7 +10,7 @@
 import type { Logger } from 'pino';
 import type { ExecutorCredentials, ExternalProviders, MetricProbe, TargetReader } from '../actions/index.js';
 import { recordAudit } from '../incidents/audit.js';
-import type { ChatPort } from '../incidents/chat.js';
+import { chatErrorCode, type ChatPort } from '../incidents/chat.js';
 import type { Clock } from '../incidents/clock.js';
 import { readContext } from '../incidents/context.js';
 import type { ServiceCatalog } from '../knowledge/catalog.js';
@@ -239,7 +239,7 @@ export class ApprovalService {
       }
       const outcome = await this.record(key, decisionRow, v.incidentId, async (tx) => transition(tx, v.id, ['pending'], 'rejected', { statusReason: `rejected by ${userName ?? c.userId}${reason ? `: ${reason}` : ''}` }));
       if (outcome !== 'ok') return outcome === 'duplicate' ? { kind: 'duplicate' } : this.refuse(c, where, 'this request changed meanwhile; nothing changed', v.incidentId);
-      await this.refreshCardAfterDecision(v.id);
+      await this.refreshCard(v.id);
       return { kind: 'rejected' };
     }
 
@@ -257,7 +257,7 @@ export class ApprovalService {
       return remaining === 0 ? transition(tx, v.id, ['pending'], 'approved') : true;
     });
     if (outcome !== 'ok') return outcome === 'duplicate' ? { kind: 'duplicate' } : this.refuse(c, where, 'this request changed meanwhile; nothing changed', v.incidentId);
-    await this.refreshCardAfterDecision(v.id);
+    await this.refreshCard(v.id);
     if (remaining > 0) return { kind: 'recorded', remaining };
     this.track(this.execution.run(v.id, { userId: c.userId, ...(userName ? { userName } : {}), at: now }));
     return { kind: 'executing' };
@@ -438,14 +438,10 @@ export class ApprovalService {
   }
 
   /**
-   * The decision is stored; a card Slack would not update must not stop what follows (an approved
-   * request left unexecuted). The card catches up on the next refresh.
+   * Posts the request's card, or edits it in place once it exists. The card shows what the store holds:
+   * Slack refusing it must not stop what follows (an approved change, its outcome note, a stop's other
+   * cancellations), so that is logged and the card catches up on the next refresh.
    */
-  private async refreshCardAfterDecision(id: string): Promise<void> {
-    await this.refreshCard(id).catch((err: unknown) => this.deps.log.warn({ err: String(err), requestId: id }, 'could not update the approval card; the decision stands'));
-  }
-
-  /** Posts the request's card, or edits it in place once it exists. */
   async refreshCard(id: string): Promise<void> {
     const { db, chat } = this.deps;
     const v = await readApproval(db, id);
@@ -454,7 +450,7 @@ export class ApprovalService {
     const card = renderApprovalCard(v, { pingApprovers: this.deps.settings?.pingApprovers ?? true });
     try {
       // A card someone deleted is posted again rather than failing every later refresh.
-      const updated = row.cardTs ? await chat.update(row.channelId, row.cardTs, card).then(() => true, (err: unknown) => (slackError(err) === 'message_not_found' ? false : Promise.reject(err))) : false;
+      const updated = row.cardTs ? await chat.update(row.channelId, row.cardTs, card).then(() => true, (err: unknown) => (chatErrorCode(err) === 'message_not_found' ? false : Promise.reject(err))) : false;
       if (!updated) {
         const tag = { incidentId: row.incidentId, purpose: `approval:${id}` };
         const found = row.cardTs ? undefined : await chat.findTagged(row.channelId, row.threadTs ?? undefined, tag).catch(() => undefined);
@@ -462,6 +458,8 @@ export class ApprovalService {
         if (found) await chat.update(row.channelId, found, card);
         await db.approvalRequest.update({ where: { id }, data: { cardTs: ts } });
       }
+    } catch (err) {
+      this.deps.log.warn({ err: String(err), requestId: id }, 'could not post or update the approval card; carrying on');
     } finally {
       // The status changed in the store whether or not Slack took the card.
       this.onChanged?.();
@@ -482,10 +480,6 @@ export class ApprovalService {
 
 class StatusConflict extends Error {}
 
-/** The Slack Web API error code (`message_not_found`, …) of a failed call, if it is one. */
-function slackError(err: unknown): string | undefined {
-  return (err as { data?: { error?: string } }).data?.error;
-}
 
 /** Cancelled by `/sre stop`, or refused because Vigil was stopped: proposed again after a resume. */
 function stoppedOut(r: { status: string; statusReason: string | null; decision: string }): boolean {

@@ -44,7 +44,7 @@ export function parseAnchorsFile(text: string): { ok: true; anchors: AuditAnchor
 }
 
 /** The newest chained row, or null while nothing is chained. One indexed read, not a verification. */
-export async function readAuditHead(db: Db): Promise<(AuditAnchor & { at: Date }) | null> {
+async function readAuditHead(db: Db): Promise<(AuditAnchor & { at: Date }) | null> {
   const head = await db.auditEvent.findFirst({ where: { hash: { not: null } }, orderBy: { id: 'desc' }, select: { id: true, hash: true, at: true } });
   return head ? { rowId: head.id, hash: head.hash!, at: head.at } : null;
 }

@@ -146,7 +146,7 @@ function lastRowBefore(rows: Row[], id: number): Row | undefined {
 }
 
 /** `row 8`, `rows 8, 9, 10`, or `rows 8–1000 (993 rows)` for long runs. */
-export function describeIds({ from, to }: { from: number; to: number }): string {
+function describeIds({ from, to }: { from: number; to: number }): string {
   if (from === to) return `row ${from}`;
   const n = to - from + 1;
   if (n <= 10) return `rows ${Array.from({ length: n }, (_, i) => from + i).join(', ')}`;

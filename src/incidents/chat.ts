@@ -2,6 +2,12 @@
  * The port through which incidents/ talks to the chat tool. The Slack adapter (slack/chat.ts) implements
  * it with the Web API; tests use the same adapter against the fake Slack server.
  */
+/** Slack's error code for a refused Web API call (`data.error` of @slack/web-api's platform error), if it is one. */
+export function chatErrorCode(err: unknown): string | undefined {
+  const e = err as { code?: unknown; data?: { error?: unknown } } | null;
+  return e?.code === 'slack_webapi_platform_error' && typeof e.data?.error === 'string' ? e.data.error : undefined;
+}
+
 export interface ChatMessage {
   text: string;
   blocks?: unknown[];

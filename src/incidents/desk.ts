@@ -185,12 +185,7 @@ export class IncidentDesk {
         }
         // Anything but a direct board command goes to the model, which investigates again with it. Without a
         // model, a reply still retries an investigation that failed (the failure notice says so).
-        if (applied === 'not_a_command' && this.deps.runner.hasModel) {
-          const inv = await this.deps.db.investigation.findFirst({ where: { incidentId: r.incidentId }, orderBy: { startedAt: 'desc' } });
-          if (inv) await this.deps.runner.reinvestigate(inv.id);
-        } else if (applied === 'not_a_command') {
-          await this.investigateAgain(r.incidentId, 'failed');
-        }
+        if (applied === 'not_a_command') await this.investigateAgain(r.incidentId, this.deps.runner.hasModel ? 'finished' : 'failed');
         await this.showInThread(r.incidentId);
       }
       return;

@@ -5,17 +5,11 @@ import { renderIncidentHeader } from '../slack/blocks/incident.js';
 import { renderHypothesisBoard } from '../slack/blocks/board.js';
 import { renderAlreadyTrackedNote, renderEscalation, renderManualRoot, renderRepeatNote, renderResolvedNote } from '../slack/blocks/notes.js';
 import { SLACK_LIMITS, truncateMrkdwn } from '../slack/blocks/limits.js';
-import type { ChatMessage, ChatPort } from './chat.js';
+import { chatErrorCode, type ChatMessage, type ChatPort } from './chat.js';
 import { boardModel, escalationModel, incidentCard, loadIncidentRecord, type IncidentRecord } from './views.js';
 
 /** Repeats closer together than this share one thread note (the header's count still shows every one). */
 export const REPEAT_NOTE_QUIET_MS = 15 * 60_000;
-
-/** Slack's error code for a refused Web API call (`data.error` of @slack/web-api's platform error), if it is one. */
-export function chatErrorCode(err: unknown): string | undefined {
-  const e = err as { code?: unknown; data?: { error?: unknown } } | null;
-  return e?.code === 'slack_webapi_platform_error' && typeof e.data?.error === 'string' ? e.data.error : undefined;
-}
 
 /** Whether a failure came from Slack (refused, rate limited, unreachable) rather than from Vigil's own store. */
 function isChatFailure(err: unknown): boolean {

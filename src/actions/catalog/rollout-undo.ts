@@ -11,6 +11,7 @@ import { defineAction } from '../define.js';
 import { toObjectRef, windowOf } from '../plan.js';
 import type { ActionDraft, KubeObject, PreCheck, SuccessCriterion } from '../types.js';
 import { containersOf, desiredReplicas, kubectlTarget, podTemplate, ref, REVISION_ANNOTATION, revisionOf } from '../workload.js';
+import { pointerKey } from '../preconditions.js';
 
 /** kubectl's `annotationsToSkip` (pkg/polymorphichelpers/rollback.go): the Deployment keeps its own values of these. */
 const KEEP_FROM_DEPLOYMENT = [
@@ -22,7 +23,6 @@ const KEEP_FROM_DEPLOYMENT = [
   'deprecated.deployment.rollback.to',
 ];
 
-const pointer = (k: string): string => k.replaceAll('~', '~0').replaceAll('/', '~1');
 
 function rollbackAnnotations(deployment: KubeObject, rs: KubeObject): Record<string, string> {
   const out: Record<string, string> = {};
@@ -101,7 +101,7 @@ export const rolloutUndo = defineAction({
           target,
           patchType: 'json',
           body: [
-            ...(current !== undefined ? [{ op: 'test', path: `/metadata/annotations/${pointer(REVISION_ANNOTATION)}`, value: String(current) }] : []),
+            ...(current !== undefined ? [{ op: 'test', path: `/metadata/annotations/${pointerKey(REVISION_ANNOTATION)}`, value: String(current) }] : []),
             { op: 'replace', path: '/spec/template', value: template },
             { op: 'add', path: '/metadata/annotations', value: annotations },
           ],

@@ -5,7 +5,8 @@
  * and deploying stay with the people who own the repository.
  */
 import { Octokit } from '@octokit/rest';
-import { parseRepo } from '../../evidence/github/client.js';
+import { parseRepo, timedFetch } from '../../evidence/github/client.js';
+import { errorText } from './plan.js';
 import type { ProviderWrite, PullRequestState, RepoAccess, RevertProvider } from './types.js';
 
 export interface GitHubRevertSettings {
@@ -47,7 +48,6 @@ const toState = (repo: string, p: RestPull): PullRequestState => ({
 });
 
 const status = (err: unknown): number | undefined => (err as { status?: number }).status;
-const message = (err: unknown): string => (err instanceof Error ? err.message.split('\n')[0]! : String(err));
 
 export class GitHubReverts implements RevertProvider {
   private readonly reader: Octokit;
@@ -55,10 +55,8 @@ export class GitHubReverts implements RevertProvider {
 
   constructor(s: GitHubRevertSettings) {
     if (s.readToken !== undefined && s.readToken === s.writeToken) throw new RevertProviderError('the GitHub writer token must differ from the reader token');
-    const timeoutMs = s.timeoutMs ?? 15_000;
     // Octokit has no default timeout: a hung GitHub would leave the request `executing` for ever.
-    const timed: typeof fetch = (input, init) => fetch(input, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, AbortSignal.timeout(timeoutMs)]) : AbortSignal.timeout(timeoutMs) });
-    const base = { ...(s.baseUrl ? { baseUrl: s.baseUrl.replace(/\/+$/, '') } : {}), userAgent: 'vigil-sre-agent', request: { fetch: timed }, log: { debug() {}, info() {}, warn() {}, error() {} } };
+    const base = { ...(s.baseUrl ? { baseUrl: s.baseUrl.replace(/\/+$/, '') } : {}), userAgent: 'vigil-sre-agent', request: { fetch: timedFetch(s.timeoutMs ?? 15_000) }, log: { debug() {}, info() {}, warn() {}, error() {} } };
     this.reader = new Octokit({ ...base, ...(s.readToken ? { auth: s.readToken } : {}) });
     this.writer = new Octokit({ ...base, auth: s.writeToken });
   }
@@ -70,7 +68,7 @@ export class GitHubReverts implements RevertProvider {
       return toState(repo, data as RestPull);
     } catch (err) {
       if (status(err) === 404) return undefined;
-      throw new RevertProviderError(`GitHub GET ${repo}#${number}: ${message(err)}`);
+      throw new RevertProviderError(`GitHub GET ${repo}#${number}: ${errorText(err)}`);
     }
   }
 
@@ -81,14 +79,14 @@ export class GitHubReverts implements RevertProvider {
       identity = (await this.writer.rest.users.getAuthenticated()).data.login;
     } catch (err) {
       // Installation tokens of a GitHub App have no user; the repository answer still says what they may do.
-      if (status(err) !== 403) throw new RevertProviderError(`GitHub: who is the writer token? ${message(err)}`);
+      if (status(err) !== 403) throw new RevertProviderError(`GitHub: who is the writer token? ${errorText(err)}`);
       identity = 'GitHub App installation token';
     }
     try {
       const { data } = await this.writer.rest.repos.get({ owner, repo: name });
       return { identity, push: data.permissions?.push === true, defaultBranch: data.default_branch };
     } catch (err) {
-      throw new RevertProviderError(`GitHub: the writer token cannot read ${repo}: ${message(err)}`);
+      throw new RevertProviderError(`GitHub: the writer token cannot read ${repo}: ${errorText(err)}`);
     }
   }
 
@@ -116,7 +114,7 @@ export class GitHubReverts implements RevertProvider {
       const code = status(err);
       // No GraphQL answer (timeout, 5xx): GitHub may have opened it; verification looks for it.
       const uncertain = code === undefined || code >= 500;
-      return { pull, write: { request, dryRun: false, status: 'rejected', ...(code ? { code } : {}), message: uncertain ? `no clear answer from GitHub (${message(err)}): the revert may have been opened` : message(err), ...(uncertain ? { uncertain } : {}) } };
+      return { pull, write: { request, dryRun: false, status: 'rejected', ...(code ? { code } : {}), message: uncertain ? `no clear answer from GitHub (${errorText(err)}): the revert may have been opened` : errorText(err), ...(uncertain ? { uncertain } : {}) } };
     }
   }
 }

@@ -5,6 +5,7 @@
  * patch when someone flipped the flag since the plan), carry a comment naming the incident and the
  * approver (LaunchDarkly's audit log shows it), and `dryRun=true` validates without persisting.
  */
+import { pointerKey } from '../preconditions.js';
 import type { FlagProvider, FlagState, ProviderWrite } from './types.js';
 
 export interface LaunchDarklySettings {
@@ -87,7 +88,7 @@ export class LaunchDarklyFlags implements FlagProvider {
   }
 
   async setTargeting(flag: string, environment: string, c: { on: boolean; expectOn: boolean; comment: string; dryRun: boolean }): Promise<ProviderWrite> {
-    const pointer = `/environments/${environment.replaceAll('~', '~0').replaceAll('/', '~1')}/on`;
+    const pointer = `/environments/${pointerKey(environment)}/on`;
     const path = `/api/v2/flags/${pathKey(this.s.project)}/${pathKey(flag)}${c.dryRun ? '?dryRun=true' : ''}`;
     const body = {
       comment: c.comment.slice(0, 1000),

@@ -4,6 +4,7 @@
  * credentials (never the reader's), so the provider's own audit log names Vigil's writer, and every
  * write carries the incident and the approver in its comment or body.
  */
+import type { WriteOutcome } from '../types.js';
 
 /** A flag's targeting state in one environment, as the provider reports it. */
 export interface FlagState {
@@ -19,16 +20,8 @@ export interface FlagState {
   url?: string;
 }
 
-/** One request to a provider, as the thread prints it (`PATCH /api/v2/flags/shop/new-checkout-flow`). */
-export interface ProviderWrite {
-  request: string;
-  dryRun: boolean;
-  status: 'ok' | 'rejected';
-  code?: number;
-  message?: string;
-  /** No clear answer (timeout, 5xx): the change may have been applied; verification decides. */
-  uncertain?: boolean;
-}
+/** One request to a provider, as the thread prints it (`PATCH /api/v2/flags/shop/new-checkout-flow`): a Kubernetes write's outcome without its Status reason. */
+export type ProviderWrite = Omit<WriteOutcome, 'reason'>;
 
 export interface FlagProvider {
   /** `LaunchDarkly`, for cards. */
