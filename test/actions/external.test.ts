@@ -93,12 +93,11 @@ describe('flip_flag (LaunchDarkly)', () => {
 
   it('refuses at the provider when someone flipped the flag between plan and execution (JSON-patch test)', async () => {
     const p = await plan(proposal('flip_flag', { flag: 'new-checkout-flow', to: 'off' }), flagDiagnosis);
-    ld.set('new-checkout-flow', 'production', false);
-    ld.set('new-checkout-flow', 'production', true); // off and on again: the version moved, the state is what the plan saw
-    ld.set('new-checkout-flow', 'production', false);
+    ld.set('new-checkout-flow', 'production', false); // someone turned it off by hand after the plan
     const result = await executeExternalMitigation(providers, p, approval);
     expect(result).toMatchObject({ status: 'rejected', message: expect.stringContaining('requires the flag to still be on (did someone change it since the plan? propose again)') });
     expect(result.status === 'rejected' && result.writes[0]!.uncertain).toBeFalsy();
+    expect(ld.requests.filter((q) => q.method === 'PATCH' && !q.dryRun).map((q) => q.status)).toEqual([400]);
     expect(ld.changes).toEqual([]);
   });
 
@@ -151,6 +150,9 @@ describe('flip_flag (LaunchDarkly)', () => {
     ld.failNext(/new-checkout-flow/, 429, 'slow down', { 'retry-after': '0' });
     const p = await plan(proposal('flip_flag', { flag: 'new-checkout-flow', to: 'off' }), flagDiagnosis);
     expect(check(p, 'target exists')?.status).toBe('pass');
+    ld.failNext(/new-checkout-flow/, 503, 'unavailable');
+    expect((await providers.flags!.read('new-checkout-flow', 'production'))?.on).toBe(true);
+    expect(ld.requests.filter((q) => q.method === 'GET' && q.path.endsWith('/new-checkout-flow')).map((q) => q.status).slice(-2)).toEqual([503, 200]);
     ld.failNext(/new-checkout-flow/, 503, 'unavailable');
     const r = await executeExternalMitigation(providers, p, approval);
     expect(r).toMatchObject({ status: 'rejected', writes: [{ code: 503, uncertain: true, message: expect.stringContaining('may have been applied') }] });
@@ -218,6 +220,7 @@ describe('revert_pr (GitHub)', () => {
     // Even executed against policy, GitHub itself refuses the read-only token: nothing is opened.
     const forced = await executeExternalMitigation({ github: readOnly }, { ...(await plan(revert, diagnosis)), executable: true }, approval);
     expect(forced).toMatchObject({ status: 'rejected', message: expect.stringContaining('FORBIDDEN') });
+    expect(forced.status === 'rejected' && forced.writes[0]!.uncertain).toBeFalsy();
     expect(gh.reverts).toEqual([]);
     const none = await plan(revert, diagnosis, null);
     expect(check(none, 'provider available')?.detail).toContain('GITHUB_WRITE_TOKEN');
@@ -253,6 +256,12 @@ describe('revert_pr (GitHub)', () => {
     const p = await plan(revert, diagnosis);
     gh.failNext(/^\/graphql$/, 502);
     expect(await executeExternalMitigation(providers, p, approval)).toMatchObject({ status: 'rejected', writes: [{ uncertain: true, message: expect.stringContaining('may have been opened') }] });
+    // A GraphQL error (the PR is not merged) is a plain refusal: certain, and nothing opened.
+    const unmerged = await plan(proposal('revert_pr', { repo: 'acme/cart', number: 215 }));
+    const refused = await executeExternalMitigation(providers, { ...unmerged, executable: true }, approval);
+    expect(refused).toMatchObject({ status: 'rejected', message: expect.stringContaining('UNPROCESSABLE') });
+    expect(refused.status === 'rejected' && refused.writes[0]!.uncertain).toBeFalsy();
+    expect(gh.reverts).toEqual([]);
   });
 
   it('names the writer of an app installation token, which has no user', async () => {

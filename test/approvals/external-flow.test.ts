@@ -75,10 +75,12 @@ describe('flip_flag through approval', () => {
     expect([row.targetKind, row.targetNs, row.targetName]).toEqual(['FeatureFlag', 'shop', 'new-checkout-flow']);
 
     // An SRE outside the owning team is refused on the server; nothing is written.
+    const refusedTo = (u: string) => w.slack.store.ephemerals.some((e) => e.user === u && /Not accepted: you are not in a user group that may approve/.test(e.text ?? ''));
     await w.click(requestId, ALICE, 'approve');
-    await eventually(async () => w.slack.store.ephemerals.some((e) => e.user === ALICE.id), 'the refusal');
+    await eventually(async () => refusedTo(ALICE.id), 'the refusal');
     await w.click(requestId, MALLORY, 'approve');
-    await eventually(async () => w.slack.store.ephemerals.some((e) => e.user === MALLORY.id), 'the refusal');
+    await eventually(async () => refusedTo(MALLORY.id), 'the refusal');
+    expect((await w.view(requestId)).decisions).toEqual([]);
     expect(ld.changes).toEqual([]);
 
     await w.click(requestId, BOB, 'approve');

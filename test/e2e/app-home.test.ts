@@ -30,6 +30,8 @@ describe('App Home', () => {
 
   it('is republished when an approval is decided: a rejected fix no longer awaits approval', async () => {
     const request = await world.vigil!.db.prisma.approvalRequest.findFirstOrThrow({ where: { status: 'pending' } });
+    const before = published('U0BOB').length;
+    expect(JSON.stringify(published('U0BOB').at(-1)!.body['view'])).toContain('awaiting approval');
     const card = world.slack.message(ALERT_CHANNEL, request.cardTs!)!;
     const res = await world.slack.sendInteraction(
       blockActionsPayload({
@@ -40,7 +42,7 @@ describe('App Home', () => {
       }),
     );
     expect(res.status).toBe(200);
-    await world.slack.waitFor(() => (published('U0BOB').length > 0 && !JSON.stringify(published('U0BOB').at(-1)!.body['view']).includes('awaiting approval')) || undefined, { timeoutMs: 10_000 });
+    await world.slack.waitFor(() => (published('U0BOB').length > before && !JSON.stringify(published('U0BOB').at(-1)!.body['view']).includes('awaiting approval')) || undefined, { timeoutMs: 10_000 });
     expect((await world.vigil!.db.prisma.approvalRequest.findUniqueOrThrow({ where: { id: request.id } })).status).toBe('rejected');
   });
 

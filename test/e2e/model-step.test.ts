@@ -11,7 +11,7 @@ import { readContext } from '../../src/incidents/context.js';
 import { startFakeAnthropic, type AnthropicReply, type FakeAnthropic } from '../fakes/models/anthropic.js';
 import type { RecordedRequest } from '../fakes/models/script.js';
 import { ALERT_CHANNEL, startWorld, type World } from '../support/world.js';
-import { anthropicToolResults } from '../agent/loop/harness.js';
+import { describeCheckout, submitFromDescribe } from '../agent/loop/harness.js';
 import { DEMO_SCENARIO, threadText } from './helpers.js';
 
 let world: World | undefined;
@@ -21,37 +21,6 @@ afterEach(async () => {
   await model?.close();
   world = model = undefined;
 });
-
-const describeCheckout = (): AnthropicReply => ({ toolCalls: [{ name: 'k8s_describe', input: { kind: 'Deployment', namespace: 'shop', name: 'checkout' } }] });
-const submitFromDescribe = (req: RecordedRequest): AnthropicReply => {
-  const [result] = anthropicToolResults(req.body);
-  const cite = result!.json!.cite;
-  return {
-    toolCalls: [
-      {
-        name: 'submit_diagnosis',
-        input: {
-          summary: 'checkout runs 0 replicas since a kubectl scale; every checkout request fails.',
-          hypotheses: [
-            {
-              title: 'checkout has no replicas: scaled to 0 by hand',
-              status: 'supported',
-              confidence: 0.9,
-              component: { kind: 'Deployment', namespace: 'shop', name: 'checkout' },
-              category: 'scaled-to-zero',
-              mechanism: 'spec.replicas is 0 (written through the scale subresource); no pods, no endpoints.',
-              facts: { replicas: 0 },
-              scope: 'all checkout requests from storefront fail',
-              affected: [{ kind: 'Service', namespace: 'shop', name: 'checkout' }],
-              evidence: [{ stance: 'supports', summary: 'describe: replicas 0 desired, 0 ready', citation: cite }],
-              mitigation: { action: 'scale', target: { kind: 'Deployment', namespace: 'shop', name: 'checkout' }, params: { replicas: 3 }, command: 'kubectl scale deployment/checkout -n shop --replicas=3', rationale: 'restore the 3 replicas' },
-            },
-          ],
-        },
-      },
-    ],
-  };
-};
 
 async function start(script: unknown[]) {
   model = await startFakeAnthropic({ script: script as never, name: 'model-step e2e', apiKey: 'sk-ant-test-fake' });

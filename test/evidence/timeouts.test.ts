@@ -71,5 +71,6 @@ describe.each(['silent', 'headers'] as const)('an API server that never finishes
     const result = await recent!.execute(recent!.parameters.parse({ repo: 'acme/shop', kinds: ['commit'] }), { redactor: createRedactor(), now: new Date() });
     expect(Date.now() - started).toBeLessThan(2000);
     expect(result.status).toBe('error');
+    expect(JSON.stringify(result)).toMatch(/did not answer within 200 ms/);
   });
 });

@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { AnthropicProvider } from '../../src/agent/providers/index.js';
 import type { ModelProvider, ModelRequest } from '../../src/agent/types.js';
 import { readContext } from '../../src/incidents/context.js';
-import { anthropicToolResults } from '../agent/loop/harness.js';
+import { describeCheckout, submitFromDescribe } from '../agent/loop/harness.js';
 import { DEMO_SCENARIO, eventually } from '../e2e/helpers.js';
 import { startFakeAnthropic, type AnthropicReply, type FakeAnthropic } from '../fakes/models/anthropic.js';
 import type { RecordedRequest } from '../fakes/models/script.js';
@@ -22,35 +22,6 @@ afterEach(async () => {
 });
 
 const REPLY = 'check the payments database too';
-
-const describeCheckout = (): AnthropicReply => ({ toolCalls: [{ name: 'k8s_describe', input: { kind: 'Deployment', namespace: 'shop', name: 'checkout' } }] });
-const submitFromDescribe = (req: RecordedRequest): AnthropicReply => {
-  const cite = anthropicToolResults(req.body)[0]!.json!.cite;
-  return {
-    toolCalls: [
-      {
-        name: 'submit_diagnosis',
-        input: {
-          summary: 'checkout runs 0 replicas since a kubectl scale; every checkout request fails.',
-          hypotheses: [
-            {
-              title: 'checkout has no replicas: scaled to 0 by hand',
-              status: 'supported',
-              confidence: 0.9,
-              component: { kind: 'Deployment', namespace: 'shop', name: 'checkout' },
-              category: 'scaled-to-zero',
-              mechanism: 'spec.replicas is 0; no pods, no endpoints.',
-              facts: { replicas: 0 },
-              scope: 'all checkout requests from storefront fail',
-              affected: [{ kind: 'Service', namespace: 'shop', name: 'checkout' }],
-              evidence: [{ stance: 'supports', summary: 'describe: replicas 0 desired, 0 ready', citation: cite }],
-            },
-          ],
-        },
-      },
-    ],
-  };
-};
 
 /**
  * The real provider, with a hook after the n-th model answer and before the loop sees it: the

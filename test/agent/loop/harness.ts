@@ -24,6 +24,8 @@ import { createRedactor, type Redactor } from '../../../src/redact/index.js';
 import { startFakeKube, type FakeKube, type WorldLogs } from '../../fakes/kubernetes/server.js';
 import { loadScenario, type Scenario } from '../../scenarios/load.js';
 import { READER_TOKEN, startWorld, type World } from '../../support/world.js';
+import type { AnthropicReply } from '../../fakes/models/anthropic.js';
+import type { RecordedRequest } from '../../fakes/models/script.js';
 
 export const SCENARIOS = join(fileURLToPath(new URL('../../scenarios/', import.meta.url)));
 
@@ -150,3 +152,35 @@ export function openaiToolResults(body: any): SentToolResult[] {
     return { toolUseId: m.tool_call_id, isError: false, text, ...(json ? { json } : {}) };
   });
 }
+
+/** A scripted model step for the demo: describe checkout, then diagnose from what it returned. */
+export const describeCheckout = (): AnthropicReply => ({ toolCalls: [{ name: 'k8s_describe', input: { kind: 'Deployment', namespace: 'shop', name: 'checkout' } }] });
+export const submitFromDescribe = (req: RecordedRequest): AnthropicReply => {
+  const [result] = anthropicToolResults(req.body);
+  const cite = result!.json!.cite;
+  return {
+    toolCalls: [
+      {
+        name: 'submit_diagnosis',
+        input: {
+          summary: 'checkout runs 0 replicas since a kubectl scale; every checkout request fails.',
+          hypotheses: [
+            {
+              title: 'checkout has no replicas: scaled to 0 by hand',
+              status: 'supported',
+              confidence: 0.9,
+              component: { kind: 'Deployment', namespace: 'shop', name: 'checkout' },
+              category: 'scaled-to-zero',
+              mechanism: 'spec.replicas is 0 (written through the scale subresource); no pods, no endpoints.',
+              facts: { replicas: 0 },
+              scope: 'all checkout requests from storefront fail',
+              affected: [{ kind: 'Service', namespace: 'shop', name: 'checkout' }],
+              evidence: [{ stance: 'supports', summary: 'describe: replicas 0 desired, 0 ready', citation: cite }],
+              mitigation: { action: 'scale', target: { kind: 'Deployment', namespace: 'shop', name: 'checkout' }, params: { replicas: 3 }, command: 'kubectl scale deployment/checkout -n shop --replicas=3', rationale: 'restore the 3 replicas' },
+            },
+          ],
+        },
+      },
+    ],
+  };
+};

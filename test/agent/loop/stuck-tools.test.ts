@@ -19,6 +19,7 @@ import { startFakeAnthropic, type AnthropicReply } from '../../fakes/models/anth
 import type { RecordedRequest, ScriptStep } from '../../fakes/models/script.js';
 import { startHangingServer, type HangingServer } from '../../evidence/hanging-server.js';
 import { anthropicToolResults, briefCites, investigateDemo } from './harness.js';
+import { eventually } from '../../e2e/helpers.js';
 
 let demo: Awaited<ReturnType<typeof investigateDemo>>;
 let hung: HangingServer;
@@ -156,7 +157,7 @@ describe('a tool that never answers', () => {
     const { provider: p } = await provider([{ toolCalls: [describeCall] }], 'stop during a stuck read');
     const { promise } = run(p, { signal: controller.signal });
     const before = hung.requests.length;
-    while (hung.requests.length === before) await new Promise((r) => setTimeout(r, 10));
+    await eventually(async () => hung.requests.length > before, 'the stuck read to reach the server', 5000);
     const stoppedAt = Date.now();
     controller.abort(new Error('/sre stop'));
     const { result } = await promise;

@@ -27,8 +27,11 @@ export function answerGraphql(raw: string, ctx: GraphqlContext): GraphqlAnswer {
     return { status: 400, body: { message: 'Problems parsing JSON', documentation_url: 'https://docs.github.com/graphql' } };
   }
   if (!req.query || !/\brevertPullRequest\b/.test(req.query)) return { status: 200, body: { errors: [{ message: 'The fake GitHub only answers the revertPullRequest mutation' }] } };
-  const v = req.variables ?? {};
-  const id = String(v['id'] ?? v['pullRequestId'] ?? '');
+  // GitHub's schema: revertPullRequest(input: RevertPullRequestInput!) with pullRequestId: ID! inside.
+  const args = resolveInput(req.query, req.variables ?? {});
+  if (typeof args === 'string') return { status: 200, body: { errors: [{ extensions: { code: 'argumentLiteralsIncompatible' }, message: args, locations: [{ line: 2, column: 3 }] }] } };
+  const v = args;
+  const id = String(v['pullRequestId'] ?? '');
   const found = Object.entries(ctx.repos).flatMap(([name, repo]) =>
     (repo.pulls ?? []).filter((p) => pullNodeId({ owner: name.split('/')[0]!, repo: name.split('/')[1]! }, p.number) === id).map((p) => ({ name, repo, pull: p })),
   )[0];
@@ -66,4 +69,25 @@ export function answerGraphql(raw: string, ctx: GraphqlContext): GraphqlAnswer {
       },
     },
   };
+}
+
+/**
+ * The `input: { … }` object of `revertPullRequest(...)` with `$variables` resolved, or GitHub-style
+ * validation text when the call does not fit RevertPullRequestInput (no input wrapper, unknown field,
+ * missing pullRequestId).
+ */
+function resolveInput(query: string, variables: Record<string, unknown>): Record<string, unknown> | string {
+  const call = /revertPullRequest\s*\(\s*input\s*:\s*\{([^}]*)\}\s*\)/.exec(query);
+  if (!call) return "Field 'revertPullRequest' is missing required arguments: input";
+  const known = new Set(['pullRequestId', 'title', 'body', 'draft', 'clientMutationId']);
+  const out: Record<string, unknown> = {};
+  for (const part of call[1]!.split(',').map((p) => p.trim()).filter(Boolean)) {
+    const m = /^(\w+)\s*:\s*(\$\w+|"[^"]*"|true|false)$/.exec(part);
+    if (!m) return `Argument 'input' on Field 'revertPullRequest' has an invalid value (${part})`;
+    if (!known.has(m[1]!)) return `InputObject 'RevertPullRequestInput' doesn't accept argument '${m[1]}'`;
+    const raw = m[2]!;
+    out[m[1]!] = raw.startsWith('$') ? variables[raw.slice(1)] : raw.startsWith('"') ? raw.slice(1, -1) : raw === 'true';
+  }
+  if (out['pullRequestId'] === undefined) return "Argument 'pullRequestId' on InputObject 'RevertPullRequestInput' is required";
+  return out;
 }
