@@ -77,11 +77,16 @@ async function runOne(dir: string, noise: boolean): Promise<ScenarioReport> {
     base.modelNeeded = expected.data.model_needed;
     if (world.skipped.length) throw new Error(`cannot run here: ${world.skipped.join('; ')}`);
     const t0 = Date.now();
-    await world.postAlert();
+    const posted = await world.postAlert();
     await world.settle();
     const db = world.vigil!.db.prisma;
-    const incident = await db.incident.findFirstOrThrow();
-    const board = world.slack.callsTo('chat.postMessage').find((c) => (c.body['metadata'] as { event_payload?: { purpose?: string } } | undefined)?.event_payload?.purpose === 'board');
+    // Earlier alerts of the world's past open incidents of their own: grade the one this alert opened.
+    const row = await db.alert.findFirst({ where: { messageTs: posted.ts } });
+    const incident = row ? await db.incident.findUniqueOrThrow({ where: { id: row.incidentId } }) : await db.incident.findFirstOrThrow({ orderBy: { openedAt: 'desc' } });
+    const board = world.slack.callsTo('chat.postMessage').find((c) => {
+      const tag = (c.body['metadata'] as { event_payload?: { purpose?: string; incident_id?: string } } | undefined)?.event_payload;
+      return tag?.purpose === 'board' && tag.incident_id === incident.id;
+    });
     // Without noise, what the noise put in the world (objects, and the events about them) is gone:
     // nothing left to mark unrelated for it.
     let exp = expected.data;

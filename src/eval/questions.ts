@@ -16,22 +16,29 @@ export const expectedSchema = z.object({
   /** The analyzer (or, for model diagnoses, the category) whose finding must lead. */
   analyzer: z.string().optional(),
   category: z.string().optional(),
+  /** The fault family (docs/fault-families.md) the leading finding must claim; independent of analyzer names. */
+  family: z.string().optional(),
+  /** Other families that describe the same fault acceptably (e.g. `crash-loop` for a bad release that crashes). */
+  also_accept: z.array(z.string()).default([]),
   component: ref,
   facts: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).default({}),
   affected: z.array(ref).default([]),
   unrelated: z.array(ref).default([]),
-  ruled_out: z.array(z.string()).default([]),
+  /** Red herrings that must be ruled out: an analyzer or family name, or the component a look-alike hypothesis blames. */
+  ruled_out: z.array(z.union([z.string(), ref])).default([]),
   mitigation: z.object({ action: z.string(), params: z.record(z.string(), z.unknown()).default({}) }).optional(),
   wrong_mitigations: z.array(z.string()).default([]),
   /** True when no deterministic analyzer covers the cause: only the model loop can pass it. */
   model_needed: z.boolean().default(false),
-});
+}).refine((e) => e.analyzer || e.category || e.family, { message: 'expected needs a family (or an analyzer or category)' });
 export type Expected = z.infer<typeof expectedSchema>;
 
 /** One stored hypothesis, as the grader reads it. */
 export interface GradedHypothesis {
   label: string;
   analyzer: string;
+  /** The fault family the finding claims (docs/fault-families.md), when its analyzer names one. */
+  family?: string;
   status: string;
   confidence: number;
   title: string;
@@ -101,9 +108,11 @@ export function gradeDiagnosis(hs: GradedHypothesis[], e: Expected): DiagnosisGr
     'loc.namespace': c ? e.component.namespace === undefined || c.namespace === e.component.namespace || no('loc.namespace', `${c.namespace}, expected ${e.component.namespace}`) : no('loc.namespace', 'no supported hypothesis'),
     'loc.name': c ? sameRef({ ...e.component, kind: c.kind, namespace: c.namespace }, c) || no('loc.name', `${c.name}, expected ${e.component.name}`) : no('loc.name', 'no supported hypothesis'),
     'char.mechanism': lead
-      ? (e.analyzer ? lead.analyzer === e.analyzer : true) && (e.category ? lead.facts['category'] === e.category : true)
+      ? (e.analyzer ? lead.analyzer === e.analyzer : true) &&
+        (e.category ? lead.facts['category'] === e.category : true) &&
+        (e.family ? [e.family, ...e.also_accept].some((f) => f === lead.family || f === lead.analyzer || f === lead.facts['category']) : true)
         ? true
-        : no('char.mechanism', `${lead.analyzer}${lead.facts['category'] ? `/${String(lead.facts['category'])}` : ''}, expected ${e.analyzer ?? e.category}`)
+        : no('char.mechanism', `${lead.family ?? lead.analyzer}${lead.facts['category'] ? `/${String(lead.facts['category'])}` : ''}, expected ${e.family ?? e.analyzer ?? e.category}`)
       : no('char.mechanism', 'no supported hypothesis'),
     'char.details': lead
       ? Object.entries(e.facts).every(([k, v]) => sameValue(v, lead.facts[k])) ||
@@ -122,7 +131,10 @@ export function gradeDiagnosis(hs: GradedHypothesis[], e: Expected): DiagnosisGr
       return h && (h.status === 'unrelated' || h.status === 'ruled_out');
     }) || no('scope.noise', `noise not marked unrelated: ${e.unrelated.filter((u) => !hs.some((x) => sameRef(u, x.component) && (x.status === 'unrelated' || x.status === 'ruled_out'))).map((u) => u.name).join(', ')}`),
     'scope.focus': (() => {
-      const notRuledOut = e.ruled_out.filter((a) => !hs.some((x) => x.analyzer === a && (x.status === 'ruled_out' || x.status === 'unrelated')));
+      const cleared = (x: GradedHypothesis) => x.status === 'ruled_out' || x.status === 'unrelated';
+      const notRuledOut = e.ruled_out
+        .filter((r) => !hs.some((x) => cleared(x) && (typeof r === 'string' ? x.analyzer === r || x.family === r : sameRef(r, x.component))))
+        .map((r) => (typeof r === 'string' ? r : `${r.kind}/${r.name}`));
       const blamedElsewhere = hs.filter(
         (x) => x.status === 'supported' && x !== lead && x.component && !sameRef(e.component, x.component) && !e.affected.some((a) => sameRef(a, x.component)),
       );

@@ -106,7 +106,9 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { helmHistorySecrets, type HelmReleaseShorthand } from '../fakes/kubernetes/helm-release.js';
 import type { KubeObject, WorldLogs } from '../fakes/kubernetes/server.js';
-import type { SeriesSpec } from '../support/prometheus.js';
+import type { PromSeries, SeriesSpec } from '../support/prometheus.js';
+import { tlsSecret, type TlsSecretShorthand } from './certificates.js';
+import { parseOffset, timeShifter } from './times.js';
 
 /** The Slack message the alerting tool posted (legacy attachments and/or blocks). */
 export interface AlertPost {
@@ -135,11 +137,28 @@ export interface Scenario {
   plantedSecrets: string[];
   expected: Record<string, unknown>;
   /** Series for the real Prometheus; times are offsets from the onset (`@-2h`), as buildSeries takes them. */
-  prometheus?: { series: SeriesSpec[] };
+  prometheus?: { series: SeriesSpec[]; samples: PromSeries[] };
   loki?: { streams: { labels: Record<string, string>; entries: { ts: Date; line: string }[] }[] };
   github?: Scenario$GitHub;
   flags: { flag: string; after: string; before?: string; actor: string; at: string; environment?: string; service?: string }[];
   catalog?: { services: Record<string, unknown>[] };
+  /** Change announcements and earlier alerts, in time order; delivered before the alert. */
+  slack: { channels: { name: string; purpose: 'alerts' | 'changes' | 'chat' }[]; messages: SlackMessage[] };
+  source?: string;
+  stack?: string;
+  alertPointsAt?: 'origin' | 'victim' | 'symptom' | 'namespace' | 'node';
+}
+
+/** A Slack message of the world's past: `at` is ISO, `channel` is `alerts` or a channel named under `slack.channels`. */
+export interface SlackMessage {
+  channel: string;
+  at: string;
+  username?: string;
+  bot_id?: string;
+  user?: string;
+  text?: string;
+  attachments?: Record<string, unknown>[];
+  blocks?: Record<string, unknown>[];
 }
 
 /** Repositories for the fake GitHub, times resolved. */
@@ -165,6 +184,7 @@ const HELM_STATUSES = [
 ] as const;
 
 const text = z.union([z.string(), z.number()]).transform(String);
+const logRepeat = z.object({ from: z.iso.datetime({ offset: true }), to: z.iso.datetime({ offset: true }), every: z.string(), lines: z.array(z.string()).min(1) });
 const schema = z.object({
   id: z.string().min(1),
   title: z.string().min(1),
@@ -187,9 +207,31 @@ const schema = z.object({
     logs: z
       .record(
         z.string().regex(/^[^/]+\/[^/]+\/[^/]+$/, 'log keys are <namespace>/<pod>/<container>'),
-        z.object({ current: z.string(), previous: z.string().optional() }),
+        z.object({
+          current: z.string().default(''),
+          previous: z.string().optional(),
+          /** Generated lines, stamped like `kubectl logs --timestamps` (RFC 3339 + space), merged in time order. */
+          repeat: z.array(logRepeat.extend({ previous: z.boolean().default(false) })).default([]),
+        }),
       )
       .default({}),
+    /** Real `kubernetes.io/tls` Secrets with certificates valid from/to times relative to the onset. */
+    tlsSecrets: z
+      .array(
+        z.object({
+          name: z.string().min(1),
+          namespace: z.string().min(1),
+          commonName: z.string().min(1),
+          dnsNames: z.array(z.string()).optional(),
+          notBefore: z.iso.datetime({ offset: true }),
+          notAfter: z.iso.datetime({ offset: true }),
+          issuer: z.string().optional(),
+          labels: z.record(z.string(), z.string()).optional(),
+          annotations: z.record(z.string(), z.string()).optional(),
+          creationTimestamp: z.iso.datetime({ offset: true }).optional(),
+        }),
+      )
+      .default([]),
     helmReleases: z
       .array(
         z.object({
@@ -228,7 +270,20 @@ const schema = z.object({
           start: z.number().optional(),
           noise: z.number().optional(),
         }),
-      ),
+      ).default([]),
+      /** Raw samples, for shapes the segment shorthand cannot draw (a sawtooth, a gap, a reset). */
+      samples: z
+        .array(
+          z.object({
+            metric: z.string().min(1),
+            labels: z.record(z.string(), text).default({}),
+            type: z.enum(['counter', 'gauge']).optional(),
+            points: z
+              .array(z.union([z.tuple([z.iso.datetime({ offset: true }), z.number()]), z.object({ at: z.iso.datetime({ offset: true }), value: z.number() })]))
+              .min(1),
+          }),
+        )
+        .default([]),
     })
     .optional(),
   loki: z
@@ -237,9 +292,7 @@ const schema = z.object({
         z.object({
           labels: z.record(z.string(), text),
           entries: z.array(z.object({ at: z.iso.datetime({ offset: true }), line: z.string() })).default([]),
-          repeat: z
-            .array(z.object({ from: z.iso.datetime({ offset: true }), to: z.iso.datetime({ offset: true }), every: z.string(), lines: z.array(z.string()).min(1) }))
-            .default([]),
+          repeat: z.array(logRepeat).default([]),
         }),
       ),
     })
@@ -274,6 +327,23 @@ const schema = z.object({
               }),
             )
             .default([]),
+          /** GitHub Actions workflow runs (CI and CD pipelines), as `GET /repos/{o}/{r}/actions/runs` lists them. */
+          workflowRuns: z
+            .array(
+              z.object({
+                name: z.string(),
+                headSha: z.string(),
+                headBranch: z.string().default('main'),
+                event: z.string().default('push'),
+                status: z.enum(['queued', 'in_progress', 'completed']).default('completed'),
+                conclusion: z.enum(['success', 'failure', 'cancelled', 'skipped', 'timed_out', 'action_required', 'neutral']).nullable().default('success'),
+                actor: z.string(),
+                at: z.iso.datetime({ offset: true }),
+                updatedAt: z.iso.datetime({ offset: true }).optional(),
+                displayTitle: z.string().optional(),
+              }),
+            )
+            .default([]),
         }),
       ),
     })
@@ -292,6 +362,34 @@ const schema = z.object({
     )
     .default([]),
   catalog: z.object({ services: z.array(z.record(z.string(), z.unknown())) }).optional(),
+  /**
+   * Other Slack traffic before the alert: change announcements in a change channel (deploy bots, CD
+   * tools, people), earlier alert posts in the alert channel. Each is delivered to Vigil as the message
+   * event it was, with its `ts` at `at`, in time order, before the alert.
+   */
+  slack: z
+    .object({
+      channels: z.array(z.object({ name: z.string().regex(/^[a-z0-9_-]+$/), purpose: z.enum(['alerts', 'changes', 'chat']) })).default([]),
+      messages: z
+        .array(
+          z.looseObject({
+            channel: z.string().min(1),
+            at: z.iso.datetime({ offset: true }),
+            username: z.string().optional(),
+            bot_id: z.string().optional(),
+            user: z.string().optional(),
+            text: z.string().optional(),
+            attachments: z.array(z.record(z.string(), z.unknown())).optional(),
+            blocks: z.array(z.record(z.string(), z.unknown())).optional(),
+          }),
+        )
+        .default([]),
+    })
+    .optional(),
+  /** Provenance, for readers and graders: which public fault this plays, which monitoring stack, where the alert points. */
+  source: z.string().optional(),
+  stack: z.string().optional(),
+  alert_points_at: z.enum(['origin', 'victim', 'symptom', 'namespace', 'node']).optional(),
   noise: z.array(z.string().min(1)).default([]),
   planted_secrets: z.array(z.string().min(1)).default([]),
   expected: z.record(z.string(), z.unknown()).default({}),
@@ -305,39 +403,7 @@ export class ScenarioError extends Error {
   }
 }
 
-const OFFSET = /^([+-])?((?:\d+(?:ms|d|h|m|s))+|0)$/;
-const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
-
-/** `-1h30m` → -5 400 000; undefined when not an offset. */
-export function parseOffset(offset: string): number | undefined {
-  const m = OFFSET.exec(offset);
-  if (!m) return undefined;
-  let ms = 0;
-  for (const [, n, unit] of m[2]!.matchAll(/(\d+)(ms|d|h|m|s)/g)) ms += Number(n) * UNIT_MS[unit!]!;
-  return m[1] === '-' ? -ms : ms;
-}
-
-/** metav1.Time style: whole seconds unless the time has milliseconds. */
-export function formatTime(d: Date): string {
-  return d.toISOString().replace('.000Z', 'Z');
-}
-
-/** Replaces `@offset` values and `{{@offset}}` fragments throughout a parsed YAML tree. */
-function shiftTimes(node: unknown, onset: Date, where: string[], fail: (problem: string) => never): unknown {
-  const at = (offset: string): string => {
-    const ms = parseOffset(offset);
-    if (ms === undefined) fail(`${where.join('.') || '(root)'}: "@${offset}" is not a time offset (use e.g. @-13s, @-5m, @+1h30m)`);
-    return formatTime(new Date(onset.getTime() + ms));
-  };
-  if (typeof node === 'string') {
-    if (/^@[+-]?\d/.test(node)) return at(node.slice(1));
-    return node.replace(/\{\{\s*@([^}\s]+)\s*\}\}/g, (_, offset: string) => at(offset));
-  }
-  if (Array.isArray(node)) return node.map((v, i) => shiftTimes(v, onset, [...where, String(i)], fail));
-  if (node !== null && typeof node === 'object')
-    return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, shiftTimes(v, onset, [...where, k], fail)]));
-  return node;
-}
+export { formatTime, parseOffset } from './times.js';
 
 export function objectId(obj: KubeObject): string {
   const ns = obj.metadata.namespace;
@@ -369,11 +435,11 @@ function dropNoise(objects: KubeObject[], logs: WorldLogs, noise: string[]): { o
 }
 
 /** Every planted secret must be findable somewhere, or a redaction test would prove nothing. */
-function checkPlantedSecrets(secrets: string[], objects: KubeObject[], logs: WorldLogs, alert: AlertPost, fail: (p: string) => never): void {
+function checkPlantedSecrets(secrets: string[], objects: KubeObject[], logs: WorldLogs, alert: AlertPost, fail: (p: string) => never, more: unknown[] = []): void {
   const decoded = objects
     .filter((o) => o.kind === 'Secret')
     .flatMap((o) => Object.values((o['data'] ?? {}) as Record<string, string>).map((v) => Buffer.from(v, 'base64').toString('utf8')));
-  const haystack = [JSON.stringify(objects), JSON.stringify(logs), JSON.stringify(alert), ...decoded].join('\n');
+  const haystack = [JSON.stringify(objects), JSON.stringify(logs), JSON.stringify(alert), ...decoded, ...more.map((m) => JSON.stringify(m ?? null))].join('\n');
   // JSON.stringify escapes quotes and backslashes; look for the raw and the escaped form.
   for (const secret of secrets) {
     if (!haystack.includes(secret) && !haystack.includes(JSON.stringify(secret).slice(1, -1)))
@@ -399,7 +465,7 @@ export async function loadScenario(dir: string, options: LoadOptions = {}): Prom
   } catch (err) {
     return fail(`invalid YAML: ${(err as Error).message}`);
   }
-  const shifted = shiftTimes(raw, onset, [], fail);
+  const shifted = timeShifter(onset, fail).shift(raw);
   const parsed = schema.safeParse(shifted);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
@@ -418,7 +484,8 @@ export async function loadScenario(dir: string, options: LoadOptions = {}): Prom
       fail((err as Error).message);
     }
   }
-  let logs: WorldLogs = s.kubernetes.logs;
+  for (const t of s.kubernetes.tlsSecrets as TlsSecretShorthand[]) objects.push(tlsSecret(t));
+  let logs: WorldLogs = expandContainerLogs(s.kubernetes.logs, fail);
 
   const seen = new Set<string>();
   for (const obj of objects) {
@@ -432,7 +499,13 @@ export async function loadScenario(dir: string, options: LoadOptions = {}): Prom
       fail(`noise id "${id}" matches no object (<Kind>/<namespace>/<name>) and no log stream (<namespace>/<pod>/<container>)`);
   }
   const alert = s.alert as AlertPost;
-  checkPlantedSecrets(s.planted_secrets, objects, logs, alert, fail);
+  const slackMessages = [...(s.slack?.messages ?? [])].sort((a, b) => Date.parse(a.at) - Date.parse(b.at)) as SlackMessage[];
+  const channels = s.slack?.channels ?? [];
+  for (const m of slackMessages) {
+    if (m.channel !== 'alerts' && !channels.some((c) => c.name === m.channel)) fail(`slack.messages: channel "${m.channel}" is neither "alerts" nor listed under slack.channels`);
+    if (Date.parse(m.at) > onset.getTime()) fail(`slack.messages: a message at ${m.at} is after the onset; only earlier traffic can be played`);
+  }
+  checkPlantedSecrets(s.planted_secrets, objects, logs, alert, fail, [s.slack, s.loki, s.github, s.flags]);
   if (options.noise === false) ({ objects, logs } = dropNoise(objects, logs, s.noise));
 
   return {
@@ -448,12 +521,48 @@ export async function loadScenario(dir: string, options: LoadOptions = {}): Prom
     noise: s.noise,
     plantedSecrets: s.planted_secrets,
     expected: s.expected,
-    prometheus: s.prometheus ? { series: s.prometheus.series.map((x) => seriesOffsets(x, onset)) } : undefined,
+    prometheus: s.prometheus
+      ? {
+          series: s.prometheus.series.map((x) => seriesOffsets(x, onset)),
+          samples: s.prometheus.samples.map((x) => ({
+            metric: x.metric,
+            labels: x.labels,
+            ...(x.type ? { type: x.type } : {}),
+            points: x.points.map((p) => (Array.isArray(p) ? { t: new Date(p[0]), v: p[1] } : { t: new Date(p.at), v: p.value })),
+          })),
+        }
+      : undefined,
     loki: s.loki ? { streams: s.loki.streams.map((st) => ({ labels: st.labels, entries: expandEntries(st.entries, st.repeat, fail) })) } : undefined,
     github: s.github,
     flags: s.flags,
     catalog: s.catalog,
+    slack: { channels, messages: slackMessages },
+    ...(s.source ? { source: s.source } : {}),
+    ...(s.stack ? { stack: s.stack } : {}),
+    ...(s.alert_points_at ? { alertPointsAt: s.alert_points_at } : {}),
   };
+}
+
+/** Container logs with their `repeat` generators expanded into stamped lines (`<RFC 3339> <line>`), in time order. */
+function expandContainerLogs(
+  raw: Record<string, { current: string; previous?: string; repeat: { from: string; to: string; every: string; lines: string[]; previous: boolean }[] }>,
+  fail: (problem: string) => never,
+): WorldLogs {
+  const out: WorldLogs = {};
+  for (const [key, stream] of Object.entries(raw)) {
+    const merge = (text: string | undefined, generated: { from: string; to: string; every: string; lines: string[] }[]): string | undefined => {
+      if (generated.length === 0) return text;
+      const stamped = (text ?? '').split('\n').filter(Boolean).map((line) => {
+        const m = /^(\d{4}-\d{2}-\d{2}T\S+)\s/.exec(line);
+        return { t: m ? Date.parse(m[1]!) : Number.NEGATIVE_INFINITY, line };
+      });
+      for (const e of expandEntries([], generated, fail)) stamped.push({ t: e.ts.getTime(), line: `${e.ts.toISOString()} ${e.line}` });
+      return `${stamped.sort((a, b) => a.t - b.t).map((l) => l.line).join('\n')}\n`;
+    };
+    const previous = merge(stream.previous, stream.repeat.filter((r) => r.previous));
+    out[key] = { current: merge(stream.current, stream.repeat.filter((r) => !r.previous)) ?? '', ...(previous !== undefined ? { previous } : {}) };
+  }
+  return out;
 }
 
 /** Times in the YAML were shifted to ISO; the Prometheus shorthand wants offsets from the onset again. */
@@ -478,10 +587,10 @@ function expandEntries(
   const out = entries.map((e) => ({ ts: new Date(e.at), line: e.line }));
   for (const r of repeat) {
     const every = parseOffset(r.every);
-    if (!every || every <= 0) fail(`loki repeat "every: ${r.every}" is not a positive duration`);
+    if (!every || every <= 0) fail(`repeat "every: ${r.every}" is not a positive duration`);
     let i = 0;
     for (let t = Date.parse(r.from); t < Date.parse(r.to); t += every!) {
-      if (out.length > MAX_GENERATED) fail(`loki repeat generates more than ${MAX_GENERATED} lines`);
+      if (out.length > MAX_GENERATED) fail(`repeat generates more than ${MAX_GENERATED} lines`);
       out.push({ ts: new Date(t), line: r.lines[i++ % r.lines.length]! });
     }
   }

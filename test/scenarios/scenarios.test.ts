@@ -33,10 +33,11 @@ describe.each(dirs.map((d) => [d.split('/').pop()!, d]))('scenario %s', (_id, di
     const world = await startWorld({ scenarioDir: dir, logger: createLogger('debug', createRedactor(), sink) });
     try {
       if (world.skipped.length) throw new Error(`scenario needs: ${world.skipped.join('; ')}`);
-      await world.postAlert();
+      const posted = await world.postAlert();
       await world.settle();
       const db = world.vigil!.db.prisma;
-      const incident = await db.incident.findFirstOrThrow();
+      const row = await db.alert.findFirst({ where: { messageTs: posted.ts } });
+      const incident = row ? await db.incident.findUniqueOrThrow({ where: { id: row.incidentId } }) : await db.incident.findFirstOrThrow({ orderBy: { openedAt: 'desc' } });
       // Graded against the loaded scenario, whose `@` times are shifted to this run's onset.
       const grade = await gradeFirstCard(db, incident.id, expectedSchema.parse(world.scenario.expected));
       expect(grade.failures, `leading: ${JSON.stringify(grade.leading)}`).toEqual([]);

@@ -99,6 +99,8 @@ export interface World {
   postAlert(overrides?: { channel?: string }): Promise<{ ts: string }>;
   /** Wait for every queued investigation to finish. */
   settle(): Promise<void>;
+  /** Set once the scenario's past Slack traffic was delivered (it is played before the first alert only). */
+  pastPlayed?: boolean;
   close(): Promise<void>;
 }
 
@@ -107,7 +109,14 @@ export async function startWorld(o: WorldOptions): Promise<World> {
   if (o.githubWriter && !scenario.github) throw new Error(`githubWriter needs a scenario with github repositories (${scenario.id} has none)`);
   const tmp = mkdtempSync(join(tmpdir(), 'vigil-world-'));
   const signingSecret = randomBytes(16).toString('hex');
-  const slack = await startFakeSlack({ ...(o.slackPostRate ? { postRatePerChannel: o.slackPostRate } : {}), ...(o.slackExtraTokens ? { extraTokens: o.slackExtraTokens } : {}), users: DEMO_USERS, usergroups: { S0SREONCALL: ['U0VIGILSRE'], ...o.usergroups }, channels: [{ id: ALERT_CHANNEL, name: 'alerts' }] as never });
+  const extraChannels = scenario.slack.channels.filter((c) => c.name !== 'alerts').map((c) => ({ id: channelId(c.name), name: c.name, purpose: c.purpose }));
+  const slack = await startFakeSlack({
+    ...(o.slackPostRate ? { postRatePerChannel: o.slackPostRate } : {}),
+    ...(o.slackExtraTokens ? { extraTokens: o.slackExtraTokens } : {}),
+    users: DEMO_USERS,
+    usergroups: { S0SREONCALL: ['U0VIGILSRE'], ...o.usergroups },
+    channels: [{ id: ALERT_CHANNEL, name: 'alerts' }, ...extraChannels.map(({ id, name }) => ({ id, name }))] as never,
+  });
   const kube = await startFakeKube({ objects: scenario.objects, logs: scenario.logs });
   const kubeconfigPath = join(tmp, 'kubeconfig.yaml');
   writeFileSync(
@@ -124,15 +133,15 @@ export async function startWorld(o: WorldOptions): Promise<World> {
   );
   const skipped: string[] = [];
   let prometheus: RunningPrometheus | undefined;
-  if (scenario.prometheus?.series.length) {
+  if (scenario.prometheus && scenario.prometheus.series.length + scenario.prometheus.samples.length > 0) {
     const why = prometheusSkipReason();
     if (why) skipped.push(why);
     else {
       const now = new Date();
-      const series = scenario.prometheus.series.map((spec) => {
-        const built = buildSeries(spec, scenario.onset);
-        return { ...built, points: built.points.filter((p) => p.t.getTime() <= now.getTime()) };
-      });
+      const series = [...scenario.prometheus.series.map((spec) => buildSeries(spec, scenario.onset)), ...scenario.prometheus.samples].map((built) => ({
+        ...built,
+        points: built.points.filter((p) => p.t.getTime() <= now.getTime()),
+      }));
       prometheus = await startPrometheus({ series, now });
     }
   }
@@ -155,6 +164,19 @@ export async function startWorld(o: WorldOptions): Promise<World> {
         });
       }
       for (const d of r.deployments) b.deployment({ sha: d.sha, environment: d.environment, creator: d.creator, at: new Date(d.at), states: [[d.state as never, new Date(d.at)]] });
+      for (const w of r.workflowRuns)
+        b.workflowRun({
+          name: w.name,
+          headSha: w.headSha,
+          headBranch: w.headBranch,
+          event: w.event,
+          status: w.status,
+          conclusion: w.conclusion,
+          actor: w.actor,
+          at: new Date(w.at),
+          ...(w.updatedAt ? { updatedAt: new Date(w.updatedAt) } : {}),
+          ...(w.displayTitle ? { displayTitle: w.displayTitle } : {}),
+        });
       repos[name] = b.repo;
     }
     github = await startFakeGitHub({
@@ -205,6 +227,7 @@ export async function startWorld(o: WorldOptions): Promise<World> {
         }
       : {}),
     ...(catalogFile ? { VIGIL_CATALOG_FILE: catalogFile } : {}),
+    ...(extraChannels.some((c) => c.purpose === 'changes') ? { VIGIL_CHANGE_CHANNELS: extraChannels.filter((c) => c.purpose === 'changes').map((c) => c.id).join(',') } : {}),
     LOG_LEVEL: 'warn',
     ...o.env,
   };
@@ -248,6 +271,18 @@ export async function startWorld(o: WorldOptions): Promise<World> {
         });
         if (res.status !== 202) throw new Error(`flags webhook answered ${res.status}: ${await res.text()}`);
       }
+      // The world's past Slack traffic, backdated, in time order: announcements, earlier alerts.
+      if (!world.pastPlayed) {
+        world.pastPlayed = true;
+        for (const m of scenario.slack.messages) {
+          const channel = m.channel === 'alerts' ? (overrides.channel ?? ALERT_CHANNEL) : channelId(m.channel);
+          const ts = `${Math.floor(Date.parse(m.at) / 1000)}.${String(Date.parse(m.at) % 1000).padStart(3, '0')}100`;
+          const { channel: _c, at: _at, user, ...post } = m;
+          if (user) await slack.postAsUser(channel, { user, text: m.text ?? '', ts });
+          else await slack.postAsBot(channel, { ...post, ts } as never);
+        }
+        if (scenario.slack.messages.length) await world.settle();
+      }
       const a = scenario.alert;
       const res = await slack.postAsBot(overrides.channel ?? ALERT_CHANNEL, {
         username: a.username ?? 'Alertmanager',
@@ -283,6 +318,11 @@ export async function startWorld(o: WorldOptions): Promise<World> {
 }
 
 const OFF = new Set(['off', 'false', 'disabled', '0']);
+
+/** A Slack channel id for a scenario channel name: `deploys` → `C0DEPLOYS`. */
+export function channelId(name: string): string {
+  return `C0${name.toUpperCase().replace(/[^A-Z0-9]/g, '')}`.slice(0, 11);
+}
 
 /** The scenario's flags as the flag tool holds them now: per flag and environment, the latest change's `after`. */
 function flagsAfterChanges(scenario: Scenario): FakeFlag[] {

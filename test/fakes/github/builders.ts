@@ -10,7 +10,7 @@
  * Shas, PR numbers and ids are derived deterministically, so a scenario reads the same every run.
  */
 import { createHash } from 'node:crypto';
-import type { FakeCommit, FakeDeployment, FakeDeploymentStatus, FakeFile, FakeLabel, FakePull, FakeRepo } from './types.js';
+import type { FakeCommit, FakeDeployment, FakeDeploymentStatus, FakeFile, FakeLabel, FakePull, FakeRepo, FakeWorkflowRun } from './types.js';
 
 export function fakeSha(seed: string): string {
   return createHash('sha1').update(seed).digest('hex');
@@ -66,11 +66,26 @@ export interface RepoScenario {
   closedPull(input: PullInput & { closedAt: Date }): FakePull;
   openPull(input: PullInput): FakePull;
   deployment(input: DeploymentInput): FakeDeployment;
+  workflowRun(input: WorkflowRunInput): FakeWorkflowRun;
+}
+
+export interface WorkflowRunInput {
+  name: string;
+  headSha: string;
+  headBranch?: string;
+  event?: string;
+  status?: FakeWorkflowRun['status'];
+  conclusion?: string | null;
+  actor: string;
+  at: Date;
+  updatedAt?: Date;
+  displayTitle?: string;
 }
 
 export function repoScenario(options: { defaultBranch?: string } = {}): RepoScenario {
   const defaultBranch = options.defaultBranch ?? 'main';
-  const repo: Required<FakeRepo> = { defaultBranch, commits: [], pulls: [], deployments: [] };
+  const repo: Required<FakeRepo> = { defaultBranch, commits: [], pulls: [], deployments: [], workflowRuns: [] };
+  let nextRunId = 7_000_000;
   let nextNumber = 100;
   let nextDeploymentId = 5000;
   let nextStatusId = 90_000;
@@ -150,6 +165,25 @@ export function repoScenario(options: { defaultBranch?: string } = {}): RepoScen
       };
       repo.deployments.push(d);
       return d;
+    },
+    workflowRun(input) {
+      const id = nextRunId++;
+      const r: FakeWorkflowRun = {
+        id,
+        name: input.name,
+        headSha: input.headSha,
+        headBranch: input.headBranch ?? defaultBranch,
+        event: input.event ?? 'push',
+        status: input.status ?? 'completed',
+        conclusion: input.conclusion === undefined ? 'success' : input.conclusion,
+        actor: { login: input.actor },
+        createdAt: input.at,
+        updatedAt: input.updatedAt ?? input.at,
+        runNumber: 100 + repo.workflowRuns.length,
+        ...(input.displayTitle ? { displayTitle: input.displayTitle } : {}),
+      };
+      repo.workflowRuns.push(r);
+      return r;
     },
   };
 }

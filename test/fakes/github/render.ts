@@ -2,7 +2,7 @@
  * Fake records → the REST JSON GitHub serves (the fields Octokit consumers read, with the same names and
  * nesting). `api` is the API base (`http://127.0.0.1:port`), `web` the HTML base (`https://github.com`).
  */
-import type { FakeCommit, FakeDeployment, FakeDeploymentStatus, FakeFile, FakePull, FakeUser } from './types.js';
+import type { FakeCommit, FakeDeployment, FakeDeploymentStatus, FakeFile, FakePull, FakeUser, FakeWorkflowRun } from './types.js';
 
 export interface RenderBase {
   api: string;
@@ -182,5 +182,33 @@ export function renderDeploymentStatus(s: FakeDeploymentStatus, d: FakeDeploymen
     updated_at: iso(s.createdAt),
     deployment_url: deploymentUrl,
     repository_url: `${b.api}${repoPath(b)}`,
+  };
+}
+
+export function renderWorkflowRun(r: FakeWorkflowRun, b: RenderBase): Record<string, unknown> {
+  const url = `${b.api}${repoPath(b)}/actions/runs/${r.id}`;
+  return {
+    id: r.id,
+    name: r.name,
+    node_id: `WFR_${r.id}`,
+    head_branch: r.headBranch,
+    head_sha: r.headSha,
+    path: `.github/workflows/${r.name.toLowerCase().replace(/[^a-z0-9]+/g, '-')}.yml`,
+    display_title: r.displayTitle ?? r.name,
+    run_number: r.runNumber,
+    event: r.event,
+    status: r.status,
+    conclusion: r.conclusion,
+    workflow_id: 1000 + (r.name.length % 97),
+    url,
+    html_url: `${b.web}/${b.owner}/${b.repo}/actions/runs/${r.id}`,
+    actor: renderUser(r.actor, b),
+    triggering_actor: renderUser(r.actor, b),
+    run_attempt: 1,
+    created_at: iso(r.createdAt),
+    updated_at: iso(r.updatedAt),
+    run_started_at: iso(r.createdAt),
+    jobs_url: `${url}/jobs`,
+    logs_url: `${url}/logs`,
   };
 }

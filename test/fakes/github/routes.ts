@@ -10,10 +10,16 @@ import {
   renderFile,
   renderPull,
   renderPullSimple,
+  renderWorkflowRun,
 } from './render.js';
 import type { FakeCommit, FakePull, FakeRepo } from './types.js';
 
-export type RouteResult = { kind: 'list'; items: unknown[] } | { kind: 'object'; body: unknown } | { kind: 'not_found' };
+export type RouteResult =
+  | { kind: 'list'; items: unknown[] }
+  /** A list GitHub wraps in an object with a total count (`{ total_count, workflow_runs: [...] }`). */
+  | { kind: 'wrapped'; key: string; items: unknown[] }
+  | { kind: 'object'; body: unknown }
+  | { kind: 'not_found' };
 
 const NOT_FOUND: RouteResult = { kind: 'not_found' };
 
@@ -30,6 +36,18 @@ export function routeRepo(repo: FakeRepo, rest: string[], url: URL, base: Render
     if (sub === undefined) return { kind: 'object', body: renderPull(pull, base) };
     if (sub === 'files') return { kind: 'list', items: (pull.files ?? []).map((f) => renderFile(f, pull, base)) };
     return NOT_FOUND;
+  }
+  if (head === 'actions' && id === 'runs' && sub === undefined) {
+    // GitHub filters on actor, branch, event, status (a status or a conclusion), head_sha and created (a range).
+    const created = q.get('created');
+    const range = created ? /^(?:>=)?([^.]+)?(?:\.\.(.+))?$/.exec(created) : null;
+    const items = (repo.workflowRuns ?? [])
+      .filter((r) => (q.get('actor') === null || r.actor.login === q.get('actor')) && (q.get('branch') === null || r.headBranch === q.get('branch')))
+      .filter((r) => (q.get('event') === null || r.event === q.get('event')) && (q.get('head_sha') === null || r.headSha === q.get('head_sha')))
+      .filter((r) => q.get('status') === null || r.status === q.get('status') || r.conclusion === q.get('status'))
+      .filter((r) => !range || ((!range[1] || r.createdAt >= new Date(range[1])) && (!range[2] || r.createdAt <= new Date(range[2]))))
+      .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || b.id - a.id);
+    return { kind: 'wrapped', key: 'workflow_runs', items: items.map((r) => renderWorkflowRun(r, base)) };
   }
   if (head === 'deployments' && id === undefined) {
     const env = q.get('environment');

@@ -170,6 +170,10 @@ export async function startFakeGitHub(options: FakeGitHubOptions): Promise<FakeG
         const page = paginate(result.items, url);
         return send(200, page.items, page.link ? { link: page.link } : {});
       }
+      case 'wrapped': {
+        const page = paginate(result.items, url);
+        return send(200, { total_count: result.items.length, [result.key]: page.items }, page.link ? { link: page.link } : {});
+      }
     }
   });
 

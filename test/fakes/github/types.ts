@@ -80,9 +80,26 @@ export interface FakeDeployment {
   statuses: FakeDeploymentStatus[];
 }
 
+/** A GitHub Actions workflow run (a CI or CD pipeline run). */
+export interface FakeWorkflowRun {
+  id: number;
+  name: string;
+  headSha: string;
+  headBranch: string;
+  event: string;
+  status: 'queued' | 'in_progress' | 'completed';
+  conclusion: string | null;
+  actor: FakeUser;
+  createdAt: Date;
+  updatedAt: Date;
+  displayTitle?: string;
+  runNumber: number;
+}
+
 export interface FakeRepo {
   defaultBranch?: string;
   commits?: FakeCommit[];
   pulls?: FakePull[];
   deployments?: FakeDeployment[];
+  workflowRuns?: FakeWorkflowRun[];
 }

@@ -28,6 +28,8 @@ export interface UserPost {
   /** What the person typed; Slack delivers it escaped (see `slackWireText`). */
   text: string;
   thread_ts?: string;
+  /** A backdated post (a scenario's past traffic); default: the fake's clock. */
+  ts?: string;
 }
 
 export interface BotPost {
@@ -40,6 +42,8 @@ export interface BotPost {
   subtype?: string;
   thread_ts?: string;
   icon_emoji?: string;
+  /** A backdated post (a scenario's past traffic); default: the fake's clock. */
+  ts?: string;
 }
 
 /** Turns a webhook body into a message, or the plain-text error Slack's webhook endpoint answers (HTTP 400). */
@@ -86,7 +90,7 @@ export function slackWireText(typed: string, users: Iterable<FakeUser> = []): st
 }
 
 export function userMessage(channel: string, post: UserPost, users: Iterable<FakeUser> = []): NewMessage {
-  return { channel, user: post.user, text: slackWireText(post.text, users), blocks: richTextOf(post.text), thread_ts: post.thread_ts, origin: 'user' };
+  return { channel, user: post.user, text: slackWireText(post.text, users), blocks: richTextOf(post.text), thread_ts: post.thread_ts, origin: 'user', ...(post.ts ? { ts: post.ts } : {}) };
 }
 
 export function botMessage(channel: string, post: BotPost): NewMessage {
@@ -102,6 +106,7 @@ export function botMessage(channel: string, post: BotPost): NewMessage {
     blocks: post.blocks,
     thread_ts: post.thread_ts,
     origin: 'bot',
+    ...(post.ts ? { ts: post.ts } : {}),
   };
 }
 

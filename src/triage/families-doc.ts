@@ -1,0 +1,40 @@
+/** Renders docs/fault-families.md from the family list (pure; `scripts/families-doc.ts` writes it). */
+import { FAULT_FAMILIES, type FaultFamily } from './families.js';
+
+const GROUPS: Record<FaultFamily['group'], string> = {
+  workload: 'Workloads and rollouts',
+  scheduling: 'Scheduling, capacity and nodes',
+  network: 'Networking and routing',
+  config: 'Configuration and changes',
+  dependencies: 'Dependencies',
+  resources: 'Resources',
+  other: 'Other',
+};
+
+export function renderFamiliesDoc(): string {
+  const out: string[] = [
+    '# Fault families',
+    '',
+    '<!-- Generated from src/triage/families.ts by `npm run docs:families`; edit the list, not this file. -->',
+    '',
+    'Every diagnosis is classified into one fault family: one vocabulary shared by the analyzers, the model,',
+    'the grader and scenario authors. A scenario names its family in `expected.family` and its characterising',
+    'details with the fact keys listed here (`expected.facts`). Localisation follows the faulty object, which',
+    'is often not the workload that hurts: a ConfigMap edit is localised to the ConfigMap, with the workloads',
+    'that read it in scope.',
+    '',
+    `${FAULT_FAMILIES.length} families: ${FAULT_FAMILIES.map((f) => `\`${f.id}\``).join(', ')}.`,
+    '',
+  ];
+  for (const [group, title] of Object.entries(GROUPS) as [FaultFamily['group'], string][]) {
+    const families = FAULT_FAMILIES.filter((f) => f.group === group);
+    if (families.length === 0) continue;
+    out.push(`## ${title}`, '');
+    for (const f of families) {
+      out.push(`### \`${f.id}\`: ${f.title}`, '', f.description, '', `- **Localise to:** ${f.component}`, `- **Fix:** ${f.fix}`, `- **Covers:** ${f.sources.join('; ')}`, '- **Facts:**');
+      for (const [key, meaning] of Object.entries(f.facts)) out.push(`  - \`${key}\`: ${meaning}`);
+      out.push('');
+    }
+  }
+  return `${out.join('\n').trimEnd()}\n`;
+}
