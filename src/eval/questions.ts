@@ -39,6 +39,10 @@ export interface GradedHypothesis {
   analyzer: string;
   /** The fault family the finding claims (docs/fault-families.md), when its analyzer names one. */
   family?: string;
+  /** origin | victim | unrelated, from the topology walk. */
+  role?: string;
+  /** The path from the alerted component, e.g. `edge → frontend → quotes`. */
+  path?: string;
   status: string;
   confidence: number;
   title: string;
@@ -81,7 +85,16 @@ export const sameRef = (a: Ref, b: Partial<Ref> | undefined) =>
   (a.namespace === undefined || a.namespace === b.namespace) &&
   (a.name.endsWith('*') ? (b.name ?? '').startsWith(a.name.slice(0, -1)) : a.name === b.name);
 
-/** Equal as values; ISO times equal within a second (scenario times are shifted to the run's clock). */
+/**
+ * Equal as a responder would judge it, since authors and analyzers write the same fact differently:
+ * - ISO times equal within a second (scenario times are shifted to the run's clock);
+ * - numbers within 5% (`0.18` vs `0.181`, `420` vs `421`), and `"512Mi"`-style strings exactly;
+ * - names with or without their qualifiers: `coredns` = `kube-system/coredns` = `ConfigMap/coredns`,
+ *   `registry/app:1.2` = `app=registry/app:1.2` (a container-qualified image), letter case ignored;
+ * - comma-separated lists in any order (`a,b` = `b, a`);
+ * - a log line or message equal when one contains the other, or when most of its words (numbers and ids
+ *   masked) are the same.
+ */
 export function sameValue(expected: unknown, actual: unknown): boolean {
   if (actual === undefined || actual === null) return false;
   if (typeof expected === 'string' && /^\d{4}-\d\d-\d\dT/.test(expected) && typeof actual === 'string') {
@@ -89,7 +102,29 @@ export function sameValue(expected: unknown, actual: unknown): boolean {
     const ta = Date.parse(actual);
     if (!Number.isNaN(te) && !Number.isNaN(ta)) return Math.abs(te - ta) < 1000;
   }
-  return String(expected) === String(actual);
+  const e = String(expected).trim();
+  const a = String(actual).trim();
+  if (e === a || e.toLowerCase() === a.toLowerCase()) return true;
+  const en = Number(e);
+  const an = Number(a);
+  if (e !== '' && a !== '' && Number.isFinite(en) && Number.isFinite(an)) return Math.abs(en - an) <= Math.max(Math.abs(en) * 0.05, 1e-9);
+  const bare = (v: string) => v.toLowerCase().replace(/^[\w.-]+=/, '').split('/').pop()!;
+  if (!/\s/.test(e) && !/\s/.test(a) && bare(e) === bare(a)) return true;
+  if (e.includes(',') || a.includes(',')) {
+    const list = (v: string) => v.split(',').map((x) => bare(x.trim())).filter(Boolean).sort().join(',');
+    if (list(e) === list(a)) return true;
+  }
+  if (e.length >= 16 && a.length >= 16) {
+    const norm = (v: string) => v.toLowerCase().replace(/<[^>]*>|\*/g, ' ').replace(/[0-9a-f]{8,}|\d+(\.\d+)?/g, ' ').replace(/[^a-z]+/g, ' ').trim();
+    const ne = norm(e);
+    const na = norm(a);
+    if (ne && na && (na.includes(ne) || ne.includes(na))) return true;
+    const we = new Set(ne.split(' ').filter((w) => w.length > 2));
+    const wa = new Set(na.split(' ').filter((w) => w.length > 2));
+    const shared = [...we].filter((w) => wa.has(w)).length;
+    if (we.size >= 3 && shared / we.size >= 0.7) return true;
+  }
+  return false;
 }
 
 /** The hypothesis the card leads with: the most confident supported one. */

@@ -36,7 +36,7 @@ kubernetes:
       current: |
         {{@-10m}} level=info msg=started at="{{@-10m|java}}"
       repeat:
-        - { from: "@-30s", to: "@0", every: 10s, lines: [ 'level=error msg="upstream timed out"' ] }
+        - { from: "@-30s", to: "@0", every: 10s, lines: [ 'level=error msg="upstream timed out" at={{t|epoch_ms}}' ] }
         - { from: "@-2m", to: "@-1m", every: 30s, lines: [ 'panic: boom' ], previous: true }
   tlsSecrets:
     - { name: shop-tls, namespace: shop, commonName: shop.example.com, dnsNames: [shop.example.com, www.shop.example.com], notBefore: "@-90d", notAfter: "@-10m" }
@@ -91,9 +91,9 @@ describe('scenario format additions', () => {
     const lines = log.current.trim().split('\n');
     expect(lines[0]).toBe('2026-12-01T21:10:54Z level=info msg=started at="2026-12-01 21:10:54,000"');
     expect(lines.slice(1)).toEqual([
-      '2026-12-01T21:20:24.000Z level=error msg="upstream timed out"',
-      '2026-12-01T21:20:34.000Z level=error msg="upstream timed out"',
-      '2026-12-01T21:20:44.000Z level=error msg="upstream timed out"',
+      '2026-12-01T21:20:24.000Z level=error msg="upstream timed out" at=1796160024000',
+      '2026-12-01T21:20:34.000Z level=error msg="upstream timed out" at=1796160034000',
+      '2026-12-01T21:20:44.000Z level=error msg="upstream timed out" at=1796160044000',
     ]);
     expect(log.previous?.trim().split('\n')).toEqual(['2026-12-01T21:18:54.000Z panic: boom', '2026-12-01T21:19:24.000Z panic: boom']);
   });

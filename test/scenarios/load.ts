@@ -108,7 +108,7 @@ import { helmHistorySecrets, type HelmReleaseShorthand } from '../fakes/kubernet
 import type { KubeObject, WorldLogs } from '../fakes/kubernetes/server.js';
 import type { PromSeries, SeriesSpec } from '../support/prometheus.js';
 import { tlsSecret, type TlsSecretShorthand } from './certificates.js';
-import { parseOffset, timeShifter } from './times.js';
+import { parseOffset, timeShifter, TIME_FORMATS, type TimeFormat } from './times.js';
 
 /** The Slack message the alerting tool posted (legacy attachments and/or blocks). */
 export interface AlertPost {
@@ -143,7 +143,7 @@ export interface Scenario {
   flags: { flag: string; after: string; before?: string; actor: string; at: string; environment?: string; service?: string }[];
   catalog?: { services: Record<string, unknown>[] };
   /** Change announcements and earlier alerts, in time order; delivered before the alert. */
-  slack: { channels: { name: string; purpose: 'alerts' | 'changes' | 'chat' }[]; messages: SlackMessage[] };
+  slack: { channels: { name: string; purpose: 'alerts' | 'changes' | 'chat' | 'status' }[]; messages: SlackMessage[] };
   source?: string;
   stack?: string;
   alertPointsAt?: 'origin' | 'victim' | 'symptom' | 'namespace' | 'node';
@@ -243,7 +243,7 @@ const schema = z.object({
               z.object({
                 version: z.number().int().positive(),
                 status: z.enum(HELM_STATUSES),
-                chart: z.string().regex(/^.+-\d+\.\d+\.\d+\S*$/, 'chart is <name>-<semver>, as `helm history` prints it'),
+                chart: z.string().regex(/^.+-v?\d+\.\d+\.\d+\S*$/, 'chart is <name>-<semver>, as `helm history` prints it'),
                 appVersion: text,
                 description: z.string(),
                 deployedAt: z.iso.datetime({ offset: true }),
@@ -310,7 +310,10 @@ const schema = z.object({
                 author: z.string(),
                 number: z.number().int().optional(),
                 body: z.string().optional(),
-                mergedAt: z.iso.datetime({ offset: true }),
+                /** Absent: the pull request is open (or a draft, with `draft: true`), not merged. */
+                mergedAt: z.iso.datetime({ offset: true }).optional(),
+                createdAt: z.iso.datetime({ offset: true }).optional(),
+                draft: z.boolean().optional(),
                 mergedBy: z.string().optional(),
                 files: z.array(z.object({ filename: z.string(), additions: z.number().default(1), deletions: z.number().default(0) })).optional(),
               }),
@@ -369,7 +372,7 @@ const schema = z.object({
    */
   slack: z
     .object({
-      channels: z.array(z.object({ name: z.string().regex(/^[a-z0-9_-]+$/), purpose: z.enum(['alerts', 'changes', 'chat']) })).default([]),
+      channels: z.array(z.object({ name: z.string().regex(/^[a-z0-9_-]+$/), purpose: z.enum(['alerts', 'changes', 'chat', 'status']) })).default([]),
       messages: z
         .array(
           z.looseObject({
@@ -505,7 +508,7 @@ export async function loadScenario(dir: string, options: LoadOptions = {}): Prom
     if (m.channel !== 'alerts' && !channels.some((c) => c.name === m.channel)) fail(`slack.messages: channel "${m.channel}" is neither "alerts" nor listed under slack.channels`);
     if (Date.parse(m.at) > onset.getTime()) fail(`slack.messages: a message at ${m.at} is after the onset; only earlier traffic can be played`);
   }
-  checkPlantedSecrets(s.planted_secrets, objects, logs, alert, fail, [s.slack, s.loki, s.github, s.flags]);
+  checkPlantedSecrets(s.planted_secrets, objects, logs, alert, fail, [s.slack, s.loki, s.github, s.flags, helmReleases]);
   if (options.noise === false) ({ objects, logs } = dropNoise(objects, logs, s.noise));
 
   return {
@@ -591,10 +594,20 @@ function expandEntries(
     let i = 0;
     for (let t = Date.parse(r.from); t < Date.parse(r.to); t += every!) {
       if (out.length > MAX_GENERATED) fail(`repeat generates more than ${MAX_GENERATED} lines`);
-      out.push({ ts: new Date(t), line: r.lines[i++ % r.lines.length]! });
+      const at = new Date(t);
+      out.push({ ts: at, line: lineTime(r.lines[i++ % r.lines.length]!, at, fail) });
     }
   }
   return out.sort((a, b) => a.ts.getTime() - b.ts.getTime());
+}
+
+/** `{{t}}` / `{{t|apache}}` in a generated line: that line's own time, in a format of TIME_FORMATS. */
+function lineTime(line: string, at: Date, fail: (problem: string) => never): string {
+  return line.replace(/\{\{\s*t\s*(?:\|\s*([a-z0-9_]+)\s*)?\}\}/g, (_, format: string | undefined) => {
+    const fn = TIME_FORMATS[(format ?? 'iso') as TimeFormat];
+    if (!fn) fail(`repeat line: unknown time format "${format}" (one of ${Object.keys(TIME_FORMATS).join(', ')})`);
+    return String(fn(at));
+  });
 }
 
 /** The scenario folders (those holding a scenario.yaml) under `rootDir`, sorted by name. */

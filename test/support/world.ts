@@ -153,6 +153,10 @@ export async function startWorld(o: WorldOptions): Promise<World> {
       const b = repoScenario();
       for (const c of r.commits) b.commit({ message: c.message, author: c.author, at: new Date(c.at), ...(c.sha ? { sha: c.sha } : {}) });
       for (const p of r.pulls) {
+        if (!p.mergedAt) {
+          b.openPull({ title: p.title, author: p.author, ...(p.number ? { number: p.number } : {}), ...(p.body ? { body: p.body } : {}), ...(p.createdAt ? { createdAt: new Date(p.createdAt) } : {}) });
+          continue;
+        }
         b.mergedPull({
           title: p.title,
           author: p.author,
