@@ -24,12 +24,23 @@ export interface Alert {
   severity?: string;
   /** Number of alerts in the group (`[FIRING:3]` → 3). */
   count: number;
+  /**
+   * The alerts of a grouped post, each with all its labels, when the post lists more than one
+   * (`labels` then holds only what they share). One incident carries them all: Alertmanager grouped
+   * them because they fire together, and the walk from several victims finds their common origin.
+   */
+  members?: AlertMember[];
   /** When the alert started, if the post says; otherwise the post time. */
   startsAt?: Date;
   /** Link back to the alerting tool (Alertmanager `title_link`, Grafana rule URL, …). */
   link?: string;
   /** Human-readable body text (attachments, blocks and text flattened). */
   text: string;
+}
+
+export interface AlertMember {
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
 }
 
 /** The raw Slack message shape the parsers read: text, legacy attachments and blocks. */

@@ -1,4 +1,5 @@
-import type { V1ManagedFieldsEntry, V1ReplicaSet } from '@kubernetes/client-node';
+import type { V1ManagedFieldsEntry, V1ObjectMeta, V1ReplicaSet } from '@kubernetes/client-node';
+import type { ClusterSnapshot } from '../topology/snapshot.js';
 import type { KubeEvidence } from '../evidence/kubernetes/gather.js';
 import { describeWriter } from '../evidence/kubernetes/managed-fields.js';
 import { objectCitation } from '../triage/citations.js';
@@ -119,5 +120,81 @@ export function kubernetesChanges(ev: KubeEvidence): ChangeEvent[] {
   const out: ChangeEvent[] = [...rolloutChanges(ev), ...helmChanges(ev)];
   if (t && ev.workload) out.push(...managedFieldChanges(t.kind, t.namespace, t.name, ev.workload.metadata?.managedFields));
   for (const obj of ev.related) out.push(...managedFieldChanges(obj.kind, obj.namespace, obj.name, obj.managedFields));
+  return out.sort((a, b) => a.at.getTime() - b.at.getTime());
+}
+
+/**
+ * Changes anywhere in the cluster, from the snapshot alone (no extra reads): rollouts (a Deployment's
+ * ReplicaSets by revision) and hand edits (managedFields) of workloads, ConfigMaps, Services, Ingresses,
+ * NetworkPolicies, HPAs, quotas and RBAC objects since `since`. Helm's own writes count here (a Helm
+ * upgrade of a workload Vigil did not read the release history of is still a change to clear).
+ */
+export function snapshotChanges(s: ClusterSnapshot, since: Date): ChangeEvent[] {
+  const out: ChangeEvent[] = [];
+  const recent = (t: string | Date | undefined) => !!t && new Date(t).getTime() >= since.getTime();
+  const owners = new Map<string, V1ReplicaSet[]>();
+  for (const rs of s.replicaSets) {
+    const o = rs.metadata?.ownerReferences?.find((x) => x.kind === 'Deployment');
+    if (!o) continue;
+    const k = `${rs.metadata?.namespace}/${o.name}`;
+    owners.set(k, [...(owners.get(k) ?? []), rs]);
+  }
+  for (const [k, rss] of owners) {
+    const [ns, name] = k.split('/') as [string, string];
+    const ordered = rss
+      .map((rs) => ({ rs, rev: Number(rs.metadata?.annotations?.['deployment.kubernetes.io/revision'] ?? 0) }))
+      .filter((r) => r.rev > 0 && r.rs.metadata?.creationTimestamp)
+      .sort((a, b) => a.rev - b.rev);
+    ordered.slice(1).forEach(({ rs, rev }, i) => {
+      if (!recent(rs.metadata!.creationTimestamp)) return;
+      const before = images(ordered[i]!.rs).join(', ');
+      const after = images(rs).join(', ');
+      out.push({
+        at: new Date(rs.metadata!.creationTimestamp!),
+        actor: 'deployment-controller',
+        kind: before !== after ? 'image' : 'rollout',
+        target: { kind: 'Deployment', namespace: ns, name },
+        before: before !== after ? before : `revision ${ordered[i]!.rev}`,
+        after: before !== after ? after : `revision ${rev}`,
+        source: 'kubernetes',
+        summary: before !== after ? `rollout of ${name} to revision ${rev}: ${after}` : `rollout of ${name} to revision ${rev} (pod template changed)`,
+        citation: objectCitation('ReplicaSet', ns, rs.metadata?.name ?? '?'),
+      });
+    });
+  }
+  const edits: [string, { metadata?: V1ObjectMeta }[]][] = [
+    ['Deployment', s.deployments],
+    ['StatefulSet', s.statefulSets],
+    ['DaemonSet', s.daemonSets],
+    ['CronJob', s.cronJobs],
+    ['ConfigMap', s.configMaps],
+    ['Service', s.services],
+    ['Ingress', s.ingresses],
+    ['NetworkPolicy', s.networkPolicies],
+    ['HorizontalPodAutoscaler', s.hpas],
+    ['ResourceQuota', s.resourceQuotas],
+    ['Role', s.roles],
+    ['RoleBinding', s.roleBindings],
+  ];
+  for (const [kind, objects] of edits) {
+    for (const o of objects) {
+      const meta = o.metadata;
+      if (!meta?.name) continue;
+      for (const c of managedFieldChanges(kind, meta.namespace, meta.name, meta.managedFields)) if (c.at.getTime() >= since.getTime()) out.push(c);
+      // Helm's writes: an upgrade of a release whose history was not read.
+      for (const e of meta.managedFields ?? []) {
+        if (e.manager !== 'helm' || !recent(e.time) || (kind !== 'Deployment' && kind !== 'StatefulSet' && kind !== 'DaemonSet')) continue;
+        out.push({
+          at: new Date(e.time!),
+          actor: 'helm',
+          kind: 'helm_upgrade',
+          target: { kind: 'HelmRelease', namespace: meta.namespace, name: meta.annotations?.['meta.helm.sh/release-name'] ?? meta.name },
+          source: 'kubernetes',
+          summary: `Helm wrote ${kind.toLowerCase()}/${meta.name} (release ${meta.annotations?.['meta.helm.sh/release-name'] ?? meta.name})`,
+          citation: objectCitation(kind, meta.namespace, meta.name, 'metadata.managedFields'),
+        });
+      }
+    }
+  }
   return out.sort((a, b) => a.at.getTime() - b.at.getTime());
 }

@@ -21,6 +21,7 @@ import { readContext } from '../incidents/context.js';
 import { expectedSchema, gradeDiagnosis, QUESTIONS, sameRef, type QuestionId } from '../eval/questions.js';
 import { createLogger } from '../log.js';
 import { createRedactor } from '../redact/index.js';
+import { renderBlocksAsText } from '../slack/blocks/text.js';
 import { listScenarios, loadScenario } from '../../test/scenarios/load.js';
 import { startWorld } from '../../test/support/world.js';
 
@@ -41,8 +42,40 @@ if (values.help) {
   process.exit(0);
 }
 
+/** One hypothesis as an outside judge reads it: everything structured, nothing only in prose. */
+interface ReportedHypothesis {
+  label: string;
+  status: string;
+  confidence: number;
+  analyzer: string;
+  family?: string;
+  role?: string;
+  path?: string;
+  title: string;
+  mechanism: string;
+  reason?: string;
+  component?: { kind: string; namespace?: string; name: string };
+  facts: Record<string, unknown>;
+  affected: { kind: string; namespace?: string; name: string }[];
+  mitigation?: { action: string; params: Record<string, unknown>; command?: string };
+  citations: { stance: string; kind: string; source: string; ref: string; summary: string }[];
+}
+
 interface ScenarioReport {
   id: string;
+  /** Provenance of the scenario (its public fault, monitoring stack, where its alert points). */
+  source?: string;
+  stack?: string;
+  alertPointsAt?: string;
+  /** What the alert was resolved to, and the structured diagnosis. */
+  subjects?: string[];
+  /** The workloads the walk gathered evidence for. */
+  candidates?: string[];
+  hypotheses?: ReportedHypothesis[];
+  /** The hypothesis board as a person reads it in Slack (the latest version of the card). */
+  board?: string;
+  /** Planted secrets found in Slack calls, the logs or the database (must be 0). */
+  leakedSecrets?: number;
   noise: boolean;
   modelNeeded: boolean;
   score: number;
@@ -69,9 +102,11 @@ async function runOne(dir: string, noise: boolean): Promise<ScenarioReport> {
   const id = basename(dir);
   const base: ScenarioReport = { id, noise, modelNeeded: false, score: 0, pass: false, answers: {}, mitigation: 'n/a', notes: [], inputTokens: 0, outputTokens: 0, costUsd: 0 };
   let world: Awaited<ReturnType<typeof startWorld>> | undefined;
+  const logLines: string[] = [];
   try {
-    const quiet = new Writable({ write: (_c, _e, done) => done() });
-    world = await startWorld({ scenarioDir: dir, noise, logger: createLogger('silent', createRedactor(), quiet), ...(modelProvider ? { modelProvider } : {}) });
+    // Logs at debug go through the redacting logger into memory: planted secrets must not reach them either.
+    const sink = new Writable({ write: (chunk, _e, done) => (logLines.push(String(chunk)), done()) });
+    world = await startWorld({ scenarioDir: dir, noise, logger: createLogger('debug', createRedactor(), sink), ...(modelProvider ? { modelProvider } : {}) });
     const expected = expectedSchema.safeParse(world.scenario.expected);
     if (!expected.success) throw new Error(`expected: ${expected.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
     base.modelNeeded = expected.data.model_needed;
@@ -101,7 +136,35 @@ async function runOne(dir: string, noise: boolean): Promise<ScenarioReport> {
       exp = { ...exp, unrelated: exp.unrelated.filter((u) => !droppedRefs.some((d) => sameRef(u, d))) };
     }
     const grade = gradeDiagnosis(await storedDiagnosis(db, incident.id), exp);
-    const model = readContext((await db.investigation.findFirstOrThrow({ where: { incidentId: incident.id } })).context).model;
+    const inv = await db.investigation.findFirstOrThrow({ where: { incidentId: incident.id } });
+    const model = readContext(inv.context).model;
+    const rows = await db.hypothesis.findMany({ where: { investigationId: inv.id }, include: { evidence: true }, orderBy: { ordinal: 'asc' } });
+    const hypotheses: ReportedHypothesis[] = rows.map((h) => {
+      const m = h.mitigation ? (JSON.parse(h.mitigation) as { action: string; params: Record<string, unknown>; command?: string }) : undefined;
+      return {
+        label: h.label,
+        status: h.status,
+        confidence: h.confidence,
+        analyzer: h.analyzer,
+        ...(h.family ? { family: h.family } : {}),
+        ...(h.role ? { role: h.role } : {}),
+        ...(h.path ? { path: h.path } : {}),
+        title: h.title,
+        mechanism: h.mechanism,
+        ...(h.reason ? { reason: h.reason } : {}),
+        ...(h.componentKind && h.componentName ? { component: { kind: h.componentKind, ...(h.componentNs ? { namespace: h.componentNs } : {}), name: h.componentName } } : {}),
+        facts: h.facts ? (JSON.parse(h.facts) as Record<string, unknown>) : {},
+        affected: h.affected ? (JSON.parse(h.affected) as ReportedHypothesis['affected']) : [],
+        ...(m ? { mitigation: { action: m.action, params: m.params, ...(m.command ? { command: m.command } : {}) } } : {}),
+        citations: h.evidence.map((e) => ({ stance: e.stance, kind: e.kind, source: e.citationSource, ref: e.citationRef, summary: e.summary })),
+      };
+    });
+    const boardPosts = world.slack.calls.filter((c) => (c.method === 'chat.postMessage' || c.method === 'chat.update') && (c.body['metadata'] as { event_payload?: { purpose?: string; incident_id?: string } } | undefined)?.event_payload?.incident_id === incident.id && (c.body['metadata'] as { event_payload?: { purpose?: string } }).event_payload?.purpose === 'board');
+    const lastBoard = boardPosts.at(-1)?.body as { text?: string; blocks?: unknown[] } | undefined;
+    const outbound = JSON.stringify(world.slack.calls.map((c) => c.body)) + logLines.join('');
+    const stored = JSON.stringify(await Promise.all([db.incident.findMany(), db.alert.findMany(), db.investigation.findMany(), db.hypothesis.findMany(), db.evidence.findMany(), db.auditEvent.findMany(), db.changeEvent.findMany()]));
+    const leaked = world.scenario.plantedSecrets.filter((secret) => outbound.includes(secret) || stored.includes(secret));
+    const ctx = readContext(inv.context) as { subjects?: string[]; candidates?: string[] };
     return {
       ...base,
       score: grade.score,
@@ -111,6 +174,15 @@ async function runOne(dir: string, noise: boolean): Promise<ScenarioReport> {
       leading: grade.leading,
       notes: grade.notes,
       ...(board ? { firstCardMs: board.at - t0 } : {}),
+      ...(world.scenario.source ? { source: world.scenario.source } : {}),
+      ...(world.scenario.stack ? { stack: world.scenario.stack } : {}),
+      ...(world.scenario.alertPointsAt ? { alertPointsAt: world.scenario.alertPointsAt } : {}),
+      ...(ctx.subjects ? { subjects: ctx.subjects } : {}),
+      ...(ctx.candidates ? { candidates: ctx.candidates } : {}),
+      hypotheses,
+      ...(lastBoard ? { board: renderBlocksAsText(lastBoard) } : {}),
+      leakedSecrets: leaked.length,
+      ...(leaked.length ? { notes: [...grade.notes, `planted secrets leaked: ${leaked.map((x) => `${x.slice(0, 4)}…`).join(', ')}`] } : {}),
       inputTokens: model?.inputTokens ?? 0,
       outputTokens: model?.outputTokens ?? 0,
       costUsd: model?.costUsd ?? 0,

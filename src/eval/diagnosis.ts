@@ -7,6 +7,9 @@ export async function storedDiagnosis(db: Db, incidentId: string): Promise<Grade
   return hs.map((h) => ({
     label: h.label,
     analyzer: h.analyzer,
+    ...(h.family ? { family: h.family } : {}),
+    ...(h.role ? { role: h.role } : {}),
+    ...(h.path ? { path: h.path } : {}),
     status: h.status,
     confidence: h.confidence,
     title: h.title,

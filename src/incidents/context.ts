@@ -32,6 +32,10 @@ export const investigationContextSchema = z
     /** The ranked change timeline's top entries, for the record (redacted summaries). */
     changes: z.array(z.object({ at: z.string(), summary: z.string(), score: z.number(), why: z.array(z.string()) })).optional(),
     triagedAt: z.string().optional(),
+    /** What the alert was resolved to in the cluster, as `Kind/namespace/name (how)`. */
+    subjects: z.array(z.string()).optional(),
+    /** The candidate workloads the walk from the subjects gathered evidence for, with their distance. */
+    candidates: z.array(z.string()).optional(),
   })
   .passthrough();
 

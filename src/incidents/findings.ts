@@ -49,6 +49,9 @@ export async function storeFindings(tx: DbTx, investigationId: string, findings:
       mitigation: f.mitigation ? JSON.stringify(redactor.redactValue(f.mitigation)) : null,
       facts: f.facts ? JSON.stringify(redactor.redactValue(f.facts)) : null,
       affected: f.affected ? JSON.stringify(f.affected) : null,
+      family: f.family ?? null,
+      role: f.role ?? null,
+      path: f.path ? redactor.redactText(f.path) : null,
     };
     // A responder's verdict (rule out / confirm) stands until a responder changes it: re-runs refresh the
     // evidence but never overwrite what a person decided.

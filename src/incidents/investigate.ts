@@ -1,31 +1,51 @@
 import type { Alert } from '../alerts/types.js';
-import { kubernetesChanges } from '../changes/kubernetes.js';
+import { kubernetesChanges, snapshotChanges } from '../changes/kubernetes.js';
 import { rankChanges } from '../changes/rank.js';
 import type { ChangeEvent, RankedChange } from '../changes/types.js';
 import type { GitHubReader } from '../evidence/github/client.js';
 import { githubChanges } from '../evidence/github/changes.js';
 import type { KubeReader } from '../evidence/kubernetes/client.js';
-import { emptyKubeEvidence, gatherKubeEvidence } from '../evidence/kubernetes/gather.js';
+import { emptyKubeEvidence, type KubeEvidence } from '../evidence/kubernetes/gather.js';
+import type { WorkloadRef } from '../evidence/kubernetes/target.js';
+import { NamespaceReads, workloadEvidence } from '../evidence/kubernetes/workload-evidence.js';
 import type { LokiClient } from '../evidence/loki/client.js';
 import { gatherLogs } from '../evidence/loki/gather.js';
 import type { LogsEvidence } from '../evidence/loki/types.js';
+import { CONTAINER_RESTARTS, CPU_THROTTLING, MEMORY_LIMIT_RATIO, MEMORY_WORKING_SET, TARGET_CATALOG, type CatalogEntry } from '../evidence/prometheus/catalog.js';
 import type { PrometheusClient } from '../evidence/prometheus/client.js';
+import { discoverMetrics, type DiscoveredMetrics } from '../evidence/prometheus/discover.js';
 import { gatherMetrics } from '../evidence/prometheus/gather.js';
-import type { MetricsEvidence } from '../evidence/prometheus/types.js';
+import type { MetricSummary, MetricsEvidence } from '../evidence/prometheus/types.js';
 import { ServiceCatalog, type ServiceEntry } from '../knowledge/catalog.js';
 import type { Redactor } from '../redact/index.js';
-import type { TriageInput } from '../triage/analyzer.js';
+import { buildTopology, nodeId, type Topology } from '../topology/graph.js';
+import { addServiceGraphEdges } from '../topology/service-graph.js';
+import { emptySnapshot, readClusterSnapshot, type ClusterSnapshot } from '../topology/snapshot.js';
+import { suspicionOf } from '../topology/suspicion.js';
+import { resolveSubjects, type Subject } from '../topology/subjects.js';
+import { walkFrom, type Reached, type Walk } from '../topology/walk.js';
+import type { ClusterTriageInput, TriageInput } from '../triage/analyzer.js';
+import { runClusterTriage } from '../triage/cluster/index.js';
+import { gatherClusterEvidence } from '../evidence/cluster.js';
 import { runTriage } from '../triage/index.js';
+import { reconcileFindings } from '../triage/reconcile.js';
 import type { Finding } from '../triage/types.js';
 
 export interface InvestigationOutcome {
   findings: Finding[];
+  /** The alerted workload (or the first candidate), for the incident record and the model brief. */
   target?: { namespace: string; kind: string; name: string };
   /** The ranked change timeline (most related first), for the record and the model. */
   changes: RankedChange[];
   gaps: string[];
-  /** Everything the analyzers saw (kept in memory for the model loop; never stored raw). */
+  /** Everything the analyzers saw about the primary target (kept in memory for the model loop; never stored raw). */
   input: TriageInput;
+  /** The same for every candidate workload the walk reached. */
+  inputs: TriageInput[];
+  /** What the alert names, and the graph walked from it. */
+  subjects: Subject[];
+  topology?: Topology;
+  walk?: Walk;
 }
 
 /** The evidence sources an investigation may use; absent ones are reported as gaps. */
@@ -39,65 +59,245 @@ export interface EvidenceSources {
   storedChanges?: (from: Date, to: Date) => Promise<ChangeEvent[]>;
   redactor: Redactor;
   now?: () => Date;
+  /** How far back the change timeline looks (default 7 days): delayed effects need more than an hour. */
+  changeLookbackMs?: number;
+  /** Candidate workloads gathered per investigation (default 8). */
+  maxCandidates?: number;
 }
 
-/** How far back the change timeline looks. Older changes are rarely the cause and would drown the rest. */
 const TIMELINE_LOOKBACK_MS = 7 * 24 * 3600_000;
 const TIMELINE_AFTER_MS = 5 * 60_000;
 const TIMELINE_KEEP = 40;
-
+const APP_KINDS = new Set(['Deployment', 'StatefulSet', 'DaemonSet']);
 
 const describe = (what: string, err: unknown) => `${what}: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`;
 
 /**
- * Deterministic investigation: Kubernetes first (it names the target), then metrics, logs and changes of
- * every source in parallel, then the analyzers. No model involved; every failure is a gap, not an abort.
+ * Deterministic investigation:
+ * 1. one read of the cluster, the service graph built from it (plus the catalog and service-graph metrics);
+ * 2. the alert resolved to what it names (subjects), the graph walked to candidate origins;
+ * 3. evidence per candidate workload: Kubernetes (running pods' logs included), discovered metrics,
+ *    Loki, GitHub, stored changes, each ranked against that candidate;
+ * 4. the analyzers per candidate, then the reconcile: which finding is the origin, which are victims,
+ *    which are unrelated, with the path and the scope from the graph.
+ * No model involved; every failure is a gap, not an abort.
  */
 export async function investigateDeterministically(alert: Alert, onset: Date, sources: EvidenceSources): Promise<InvestigationOutcome> {
   const now = sources.now?.() ?? new Date();
-  const kube = sources.kube ? await gatherKubeEvidence(sources.kube, alert, onset, { redactor: sources.redactor }) : emptyKubeEvidence(onset, '', ['kubernetes: not configured (set KUBECONFIG or run in-cluster)']);
-  const gaps = [...kube.gaps];
-  const t = kube.target;
-  const service: ServiceEntry | undefined = t ? sources.catalog?.find(t.namespace, t.name) : undefined;
-  const deps = (service?.dependsOn ?? []).map((name) => sources.catalog?.find(undefined, name) ?? { name, namespace: t?.namespace ?? '' });
-
-  const window = { since: new Date(onset.getTime() - TIMELINE_LOOKBACK_MS), until: new Date(Math.min(onset.getTime() + TIMELINE_AFTER_MS, now.getTime())) };
-  const [metrics, logs, github, stored] = await Promise.all([
-    sources.prometheus && t
-      ? gatherMetrics(sources.prometheus, { namespace: t.namespace, workload: t.name }, onset, {
-          now,
-          dependencies: deps.map((d) => ({ namespace: d.namespace, workload: d.name })),
-        }).catch((err): MetricsEvidence | undefined => (gaps.push(describe('prometheus', err)), undefined))
-      : Promise.resolve(undefined),
-    sources.loki && t
-      ? gatherLogs(sources.loki, { namespace: t.namespace, workload: t.name }, onset, { redactor: sources.redactor, now }).catch(
-          (err): LogsEvidence | undefined => (gaps.push(describe('loki', err)), undefined),
-        )
-      : Promise.resolve(undefined),
-    sources.github && service?.repo
-      ? githubChanges(sources.github, service.repo, window, { service: service.name, ...(service.environment ? { environment: service.environment } : {}) })
-      : Promise.resolve(undefined),
-    sources.storedChanges ? sources.storedChanges(window.since, window.until).catch((err) => (gaps.push(describe('stored changes', err)), [])) : Promise.resolve([]),
-  ]);
+  const gaps: string[] = [];
   if (!sources.prometheus) gaps.push('prometheus: not configured (set PROMETHEUS_URL)');
   if (!sources.loki) gaps.push('loki: not configured (set LOKI_URL)');
-  if (github) gaps.push(...github.gaps);
-  for (const s of [...(metrics?.summaries ?? []), ...(logs?.summaries ?? [])]) if (s.status === 'error' && s.error) gaps.push(`${s.citation.source}: ${s.error}`);
+  const window = { since: new Date(onset.getTime() - (sources.changeLookbackMs ?? TIMELINE_LOOKBACK_MS)), until: new Date(Math.min(onset.getTime() + TIMELINE_AFTER_MS, now.getTime())) };
+  const storedPromise = sources.storedChanges ? sources.storedChanges(window.since, window.until).catch((err) => (gaps.push(describe('stored changes', err)), [])) : Promise.resolve([] as ChangeEvent[]);
 
-  const usedByTarget = new Set<string>();
-  for (const r of kube.related) usedByTarget.add(`${r.kind}/${r.namespace}/${r.name}`);
-  if (kube.helm && t) usedByTarget.add(`HelmRelease/${t.namespace}/${kube.helm.release}`);
-  if (service?.repo) usedByTarget.add(`Repository//${service.repo}`);
-  for (const flag of service?.flags ?? []) usedByTarget.add(`FeatureFlag//${flag}`);
+  if (!sources.kube) {
+    const kube = emptyKubeEvidence(onset, '', ['kubernetes: not configured (set KUBECONFIG or run in-cluster)']);
+    const changes = rankChanges(await storedPromise, { onset }).slice(0, TIMELINE_KEEP);
+    const input: TriageInput = { alert, onset, kube, changes };
+    const triage = runTriage(input);
+    return { findings: triage.findings, changes, gaps: [...gaps, ...kube.gaps, ...triage.errors], input, inputs: [input], subjects: [] };
+  }
 
-  const changes = rankChanges([...kubernetesChanges(kube), ...(github?.changes ?? []), ...stored], {
+  const reader = sources.kube;
+  const snapshot: ClusterSnapshot = await readClusterSnapshot(reader, { now }).catch((err) => emptySnapshot([describe('kubernetes', err)]));
+  gaps.push(...snapshot.gaps);
+  const catalogDeps = (sources.catalog?.services ?? []).flatMap((s) =>
+    (s.dependsOn ?? []).map((d) => ({ from: catalogWorkload(snapshot, s), toName: d, toNamespace: sources.catalog?.find(undefined, d)?.namespace })),
+  ).filter((d) => d.from.name);
+  const topology = buildTopology(snapshot, { catalogDeps });
+  if (sources.prometheus) await addServiceGraphEdges(topology, sources.prometheus, onset, now).catch((err) => gaps.push(describe('prometheus service graph', err)));
+
+  const subjects = resolveSubjects(alert, topology);
+  const walk = walkFrom(subjects, topology, { maxCandidates: sources.maxCandidates ?? 8, suspicion: (id) => suspicionOf(snapshot, id, onset) });
+  if (subjects.length === 0) gaps.push('the alert names nothing found in the cluster (no namespace, workload, Service, Ingress host, node or PVC of its labels or text)');
+
+  const reads = new NamespaceReads(reader);
+  const candidates = walk.candidates.filter((c) => APP_KINDS.has(c.ref.kind));
+  const kubes = await Promise.all(
+    candidates.map((c) => workloadEvidence(reader, snapshot, c.ref as WorkloadRef, onset, { redactor: sources.redactor, reads, now })),
+  );
+  gaps.push(...reads.gaps, ...kubes.flatMap((k) => k.gaps));
+
+  const metricsBy = await Promise.all(candidates.map((c, i) => candidateMetrics(sources, kubes[i]!, onset, now, gaps)));
+  const logsBy = await Promise.all(
+    candidates.map((c) =>
+      sources.loki
+        ? gatherLogs(sources.loki, { namespace: c.ref.namespace!, workload: c.ref.name }, onset, { redactor: sources.redactor, now }).catch((err): LogsEvidence | undefined => (gaps.push(describe('loki', err)), undefined))
+        : Promise.resolve(undefined),
+    ),
+  );
+  const stored = await storedPromise;
+  const repos = candidateRepos(sources.catalog, snapshot, candidates);
+  const github = sources.github
+    ? await Promise.all(
+        [...repos.entries()].map(([repo, { service, environment }]) =>
+          githubChanges(sources.github!, repo, window, { service, ...(environment ? { environment } : {}) }).catch(() => undefined),
+        ),
+      )
+    : [];
+  for (const g of github) if (g) gaps.push(...g.gaps);
+  const githubEvents = github.flatMap((g) => g?.changes ?? []);
+  for (const m of metricsBy) for (const s of m?.summaries ?? []) if (s.status === 'error' && s.error) gaps.push(`${s.citation.source}: ${s.error}`);
+  for (const l of logsBy) for (const s of l?.summaries ?? []) if (s.status === 'error' && s.error) gaps.push(`${s.citation.source}: ${s.error}`);
+
+  // Changes of every candidate in one timeline; each input ranks it against its own workload.
+  const allKubeChanges = dedupeChanges([...kubes.flatMap((k) => kubernetesChanges(k)), ...snapshotChanges(snapshot, new Date(onset.getTime() - 24 * 3600_000))]);
+  const inputs: TriageInput[] = candidates.map((c, i) => {
+    const kube = kubes[i]!;
+    const service = sources.catalog?.find(c.ref.namespace, c.ref.name);
+    const usedByTarget = new Set<string>();
+    for (const r of kube.related) usedByTarget.add(`${r.kind}/${r.namespace}/${r.name}`);
+    if (kube.helm) usedByTarget.add(`HelmRelease/${c.ref.namespace}/${kube.helm.release}`);
+    if (service?.repo) usedByTarget.add(`Repository//${service.repo}`);
+    for (const [repo, r] of repos) if (r.service === c.ref.name) usedByTarget.add(`Repository//${repo}`);
+    for (const flag of service?.flags ?? []) usedByTarget.add(`FeatureFlag//${flag}`);
+    const callees = calleesOf(topology, c, candidates);
+    const changes = rankChanges([...allKubeChanges, ...githubEvents, ...stored], {
+      onset,
+      target: c.ref as WorkloadRef,
+      usedByTarget,
+      dependencies: [...(service?.dependsOn ?? []), ...callees.map((x) => x.ref.name)],
+    }).slice(0, TIMELINE_KEEP);
+    const metrics = withDependencies(metricsBy[i], callees.map((x) => ({ ref: x.ref, metrics: metricsBy[candidates.indexOf(x)] })));
+    return { alert, onset, kube, metrics, logs: logsBy[i], changes, service, cluster: { snapshot, topology, walk, subjects, candidate: c } };
+  });
+
+  for (const i of inputs) if (i.cluster) i.cluster.inputs = inputs;
+  const primaryIndex = Math.max(0, candidates.findIndex((c) => walk.starts.some((s) => s.id === c.id)));
+  const primary: TriageInput = inputs[primaryIndex] ?? {
+    alert,
     onset,
-    target: t,
-    usedByTarget,
-    dependencies: deps.map((d) => d.name),
-  }).slice(0, TIMELINE_KEEP);
-
-  const input: TriageInput = { alert, onset, kube, metrics, logs, changes, service };
-  const triage = runTriage(input);
-  return { findings: triage.findings, target: t, changes, gaps: [...gaps, ...triage.errors], input };
+    kube: { ...emptyKubeEvidence(onset, reader.server), unhealthyPods: [], warningEvents: snapshot.warningEvents },
+    changes: rankChanges([...githubEvents, ...stored], { onset }).slice(0, TIMELINE_KEEP),
+    cluster: { snapshot, topology, walk, subjects },
+  };
+  const all: Finding[] = [];
+  const errors: string[] = [];
+  for (const input of inputs.length ? inputs : [primary]) {
+    const triage = runTriage(input);
+    all.push(...triage.findings);
+    errors.push(...triage.errors);
+  }
+  // The cluster pass: objects that are not a candidate workload's own (quotas, webhooks, nodes, jobs…).
+  const subjectLabels = alert.members?.length ? alert.members.map((m) => ({ ...alert.labels, ...m.labels })) : [alert.labels];
+  const clusterEvidence = await gatherClusterEvidence({ kube: reader, ...(sources.prometheus ? { prometheus: sources.prometheus } : {}), redactor: sources.redactor, now }, snapshot, [...walk.reached.values()], subjectLabels, onset);
+  gaps.push(...clusterEvidence.gaps);
+  const clusterInput: ClusterTriageInput = {
+    alert,
+    onset,
+    cluster: { snapshot, topology, walk, subjects },
+    inputs,
+    changes: rankChanges([...allKubeChanges, ...githubEvents, ...stored], { onset }).slice(0, TIMELINE_KEEP * 2),
+    metrics: clusterEvidence.metrics,
+    jobs: clusterEvidence.jobs,
+  };
+  const clusterTriage = runClusterTriage(clusterInput);
+  all.push(...clusterTriage.findings.map((f) => ({ ...f, family: f.family ?? f.analyzer })));
+  errors.push(...clusterTriage.errors);
+  const findings = reconcileFindings(dedupeFindings(all), { topology, walk, subjects, onset, inputs, changes: clusterInput.changes });
+  const target = candidates[primaryIndex] ? (candidates[primaryIndex]!.ref as WorkloadRef) : undefined;
+  return {
+    findings,
+    ...(target ? { target: { namespace: target.namespace, kind: target.kind, name: target.name } } : {}),
+    changes: primary.changes,
+    gaps: [...new Set([...gaps, ...errors])],
+    input: primary,
+    inputs,
+    subjects,
+    topology,
+    walk,
+  };
 }
+
+/** The catalog entry's workload as a graph node (Deployment unless the cluster says otherwise). */
+function catalogWorkload(snapshot: ClusterSnapshot, s: ServiceEntry): { kind: string; namespace?: string; name: string } {
+  const ns = s.namespace;
+  const sts = snapshot.statefulSets.find((x) => x.metadata?.name === s.name && (!ns || x.metadata?.namespace === ns));
+  if (sts) return { kind: 'StatefulSet', namespace: sts.metadata?.namespace, name: s.name };
+  const dep = snapshot.deployments.find((x) => x.metadata?.name === s.name && (!ns || x.metadata?.namespace === ns));
+  return { kind: 'Deployment', namespace: dep?.metadata?.namespace ?? ns, name: s.name };
+}
+
+/** Metrics for one candidate: the container defaults, plus the request/pool queries its series' convention calls for. */
+async function candidateMetrics(sources: EvidenceSources, kube: KubeEvidence, onset: Date, now: Date, gaps: string[]): Promise<MetricsEvidence | undefined> {
+  if (!sources.prometheus || !kube.target) return undefined;
+  const t = kube.target;
+  const services = kube.services.map((s) => s.service.metadata?.name ?? '').filter(Boolean);
+  const range = { from: new Date(onset.getTime() - 60 * 60_000), to: new Date(Math.min(onset.getTime() + 5 * 60_000, now.getTime())) };
+  let discovered: DiscoveredMetrics | undefined;
+  try {
+    discovered = await discoverMetrics(sources.prometheus, { namespace: t.namespace, name: t.name, services, pods: kube.pods.map((p) => p.metadata?.name ?? '') }, range);
+  } catch (err) {
+    gaps.push(describe('prometheus series', err));
+  }
+  const container: CatalogEntry[] = [CONTAINER_RESTARTS, MEMORY_WORKING_SET, MEMORY_LIMIT_RATIO, CPU_THROTTLING];
+  const found = new Set(discovered?.entries.map((e) => e.id));
+  // Without a recognised convention, the Prometheus-client defaults by `service` label stay.
+  const fallback = TARGET_CATALOG.filter((e) => !container.includes(e) && !found.has(e.id));
+  const catalog = [...(discovered?.entries ?? []), ...(discovered?.convention ? fallback.filter((e) => e.id === 'db_pool_saturation' && !found.has(e.id)) : fallback), ...container];
+  const metrics = await gatherMetrics(sources.prometheus, { namespace: t.namespace, workload: t.name, ...(services[0] ? { service: services.includes(t.name) ? t.name : services[0] } : {}) }, onset, { now, catalog }).catch(
+    (err): MetricsEvidence | undefined => (gaps.push(describe('prometheus', err)), undefined),
+  );
+  if (metrics && discovered) (metrics as MetricsEvidence & { discovered?: DiscoveredMetrics }).discovered = discovered;
+  return metrics;
+}
+
+/** The candidates a candidate calls (directly, through a Service that selects them). */
+function calleesOf(t: Topology, c: Reached, candidates: Reached[]): Reached[] {
+  const services = t.outgoing(c.id).filter((e) => e.kind === 'calls').map((e) => e.to);
+  const targets = new Set(services.flatMap((s) => [s, ...t.outgoing(s).filter((e) => e.kind === 'selects').map((e) => e.to)]));
+  return candidates.filter((x) => x.id !== c.id && targets.has(x.id));
+}
+
+/** A callee's HTTP symptoms as `dependency_*` summaries of its caller, titled `(<ns>/<service>)`. */
+function withDependencies(own: MetricsEvidence | undefined, callees: { ref: { namespace?: string; name: string }; metrics: MetricsEvidence | undefined }[]): MetricsEvidence | undefined {
+  if (!own) return own;
+  const extra: MetricSummary[] = [];
+  for (const callee of callees) {
+    for (const s of callee.metrics?.summaries ?? []) {
+      if (s.id !== 'error_ratio' && s.id !== 'latency_p99') continue;
+      if (own.summaries.some((x) => x.id === `dependency_${s.id}` && x.title.endsWith(`(${callee.ref.namespace}/${callee.ref.name})`))) continue;
+      extra.push({ ...s, id: `dependency_${s.id}`, title: `Dependency ${s.title} (${callee.ref.namespace}/${callee.ref.name})` });
+    }
+  }
+  return extra.length ? { ...own, summaries: [...own.summaries, ...extra] } : own;
+}
+
+/** GitHub repositories of the candidates: the catalog's, a Backstage slug annotation, or a ghcr.io image's. */
+function candidateRepos(catalog: ServiceCatalog | undefined, snapshot: ClusterSnapshot, candidates: Reached[]): Map<string, { service: string; environment?: string }> {
+  const out = new Map<string, { service: string; environment?: string }>();
+  for (const c of candidates) {
+    const entry = catalog?.find(c.ref.namespace, c.ref.name);
+    if (entry?.repo) {
+      out.set(entry.repo, { service: entry.name, ...(entry.environment ? { environment: entry.environment } : {}) });
+      continue;
+    }
+    const w = [...snapshot.deployments, ...snapshot.statefulSets].find((d) => d.metadata?.namespace === c.ref.namespace && d.metadata?.name === c.ref.name);
+    const annotations = { ...w?.metadata?.annotations, ...w?.spec?.template?.metadata?.annotations };
+    const slug = annotations['github.com/project-slug'] ?? annotations['app.kubernetes.io/source-repository']?.replace(/^https:\/\/github\.com\//, '');
+    const image = w?.spec?.template?.spec?.containers?.[0]?.image;
+    const ghcr = image ? /^ghcr\.io\/([\w.-]+)\/([\w.-]+)[:@]/.exec(image) : null;
+    const repo = slug && /^[\w.-]+\/[\w.-]+$/.test(slug) ? slug : ghcr ? `${ghcr[1]}/${ghcr[2]}` : undefined;
+    if (repo && !out.has(repo)) out.set(repo, { service: c.ref.name });
+  }
+  return new Map([...out].slice(0, 8));
+}
+
+function dedupeChanges(changes: ChangeEvent[]): ChangeEvent[] {
+  const seen = new Set<string>();
+  return changes.filter((c) => {
+    const k = `${c.citation.ref}|${c.at.getTime()}|${c.kind}`;
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
+}
+
+/** One finding per key: the first candidate that produced it wins (noise repeats per candidate). */
+function dedupeFindings(findings: Finding[]): Finding[] {
+  const byKey = new Map<string, Finding>();
+  for (const f of findings) if (!byKey.has(f.key)) byKey.set(f.key, f);
+  return [...byKey.values()];
+}
+
+export { nodeId };

@@ -242,6 +242,8 @@ export class InvestigationRunner {
           const ctx: InvestigationContext = {
             ...readContext(inv.context),
             target: outcome.target,
+            subjects: outcome.subjects.map((s) => this.redactor.redactText(`${s.ref.kind}/${s.ref.namespace ? `${s.ref.namespace}/` : ''}${s.ref.name} (${s.how})`)),
+            candidates: (outcome.walk?.candidates ?? []).map((c) => this.redactor.redactText(`${c.id} (${c.hops} hops)`)),
             gaps: outcome.gaps.map((g) => this.redactor.redactText(g)),
             triagedAt: this.clock.now().toISOString(),
             ...(outcome.input.service?.owner ? { owner: outcome.input.service.owner } : {}),

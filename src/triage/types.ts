@@ -9,6 +9,8 @@ import type { ComponentRef, Evidence } from '../evidence/types.js';
  */
 export type HypothesisStatus = 'supported' | 'open' | 'inconclusive' | 'ruled_out' | 'unrelated';
 
+export type HypothesisRole = 'origin' | 'victim' | 'unrelated';
+
 /** A proposed mitigation, shown on the card; proposals are never executed without an approval. */
 export interface MitigationProposal {
   /** Catalog action id, e.g. `scale`. */
@@ -27,6 +29,16 @@ export interface Finding {
   key: string;
   /** Which analyzer produced it. */
   analyzer: string;
+  /** The fault family it claims (src/triage/families.ts); runTriage fills the analyzer's default. */
+  family?: string;
+  /**
+   * Where its component stands between the alert and the fault (set by the topology reconcile):
+   * `origin` (the fault is here), `victim` (it fails because of an origin further down the path),
+   * `unrelated` (no path to what the alert names, or trouble that predates it).
+   */
+  role?: HypothesisRole;
+  /** The path from the alerted component to this one, as people read it: `edge → frontend → quotes`. */
+  path?: string;
   status: HypothesisStatus;
   /** 0..1 */
   confidence: number;

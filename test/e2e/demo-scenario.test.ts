@@ -63,7 +63,7 @@ describe('demo scenario end to end: alert post → first card', () => {
     expect(helm.evidence.every((e) => e.stance === 'refutes')).toBe(true);
     const payments = hyps.find((h) => h.componentNs === 'payments')!;
     expect(payments.status).toBe('unrelated');
-    expect(payments.reason).toMatch(/other namespace \(payments\)/);
+    expect(payments.reason).toMatch(/no path from deployment\/checkout to it \(namespace payments\)/);
     // Nothing blames the noise: the only supported hypothesis is the scale-down.
     expect(hyps.filter((h) => h.status === 'supported').map((h) => h.componentName)).toEqual(['checkout']);
     // The old warning event is listed as unrelated too, not ignored silently.
@@ -77,9 +77,9 @@ describe('demo scenario end to end: alert post → first card', () => {
     expect(board).toContain('kubectl scale deployment/checkout -n shop --replicas=3');
     // Read-only: the reader made no write to the cluster.
     expect(world.kube.requests.filter((r) => r.method !== 'GET')).toEqual([]);
-    // The namespace is read once: Endpoints come from one list, not a GET per Service.
-    expect(world.kube.requests.filter((r) => /\/namespaces\/shop\/endpoints$/.test(r.path))).toHaveLength(1);
-    expect(world.kube.requests.filter((r) => /\/namespaces\/shop\/endpoints\/./.test(r.path))).toEqual([]);
+    // The cluster is read once: Endpoints come from one cluster-wide list, not a GET per Service.
+    expect(world.kube.requests.filter((r) => /^\/api\/v1\/endpoints$/.test(r.path))).toHaveLength(1);
+    expect(world.kube.requests.filter((r) => /\/endpoints\/./.test(r.path))).toEqual([]);
   });
 
   it('renders the board with the ruled-out and unrelated hypotheses visible', () => {

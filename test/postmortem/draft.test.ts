@@ -50,7 +50,7 @@ describe('draftPostmortem from the stored demo incident', () => {
     expect(pm.summary.mitigatedAt).toBeInstanceOf(Date);
     expect(pm.summary.durationMs).toBeGreaterThanOrEqual(0);
     expect(pm.impact.scope).toContain('storefront');
-    expect(pm.impact.affected).toEqual(['Service shop/checkout', 'Deployment shop/storefront']);
+    expect(pm.impact.affected).toEqual(['Service shop/checkout', 'Deployment shop/storefront', 'Service shop/storefront']);
     expect(pm.impact.alertCount).toBe(1);
   });
 
@@ -76,7 +76,7 @@ describe('draftPostmortem from the stored demo incident', () => {
     expect(helm.evidence.some((e) => e.summary.includes('owned by `kubectl`, not helm'))).toBe(true);
     const payments = pm.ruledOut.find((h) => h.title.includes('payments-worker'))!;
     expect(payments.status).toBe('unrelated');
-    expect(payments.reason).toContain('other namespace (payments)');
+    expect(payments.reason).toContain('no path from deployment/checkout to it (namespace payments)');
     const h3 = pm.ruledOut.find((h) => h.label === 'H3')!;
     expect(h3.steeredBy).toBe(RESPONDER);
     expect(h3.reason).toContain('the rollout is 3 days old');

@@ -232,12 +232,12 @@ describe('postmortem prose by the model', () => {
 
   it('takes the repaired answer when the second try keeps to the facts', async () => {
     const { api, provider } = await anthropic([
-      (req) => ({ toolCalls: [{ name: 'submit_prose', input: { ...proseFrom(factsSent(req)), cause: 'It was H7 and Postgres ran out of disk.' } }] }),
+      (req) => ({ toolCalls: [{ name: 'submit_prose', input: { ...proseFrom(factsSent(req)), cause: 'It was H97 and Postgres ran out of disk.' } }] }),
       anthropicProse,
     ]);
     const r = await serviceWith(provider).postDraft(pw.incidentId, 'U0BOB');
     expect(api.requests).toHaveLength(2);
-    expect(JSON.stringify(api.requests[1]!.body.messages.at(-1))).toMatch(/\\"H7\\" is not in the facts[\s\S]*\\"Postgres\\" is not in the facts|\\"Postgres\\" is not in the facts[\s\S]*\\"H7\\"/);
+    expect(JSON.stringify(api.requests[1]!.body.messages.at(-1))).toMatch(/\\"H97\\" is not in the facts[\s\S]*\\"Postgres\\" is not in the facts|\\"Postgres\\" is not in the facts[\s\S]*\\"H97\\"/);
     expect(r.postmortem.prose.by).toBe('model');
     expect(r.postmortem.summary.cause).toBe(proseFrom(factsSent(api.requests[0]!)).cause);
   });

@@ -34,6 +34,7 @@ function parseAlertmanagerPost(ctx: ParseContext): ParseResult {
     labels: keyed.labels,
     labelValues,
     annotations: keyed.annotations,
+    members: keyed.members,
   };
   if (subject?.count !== undefined) parts.count = subject.count;
   return { kind: 'alert', alert: buildAlert(ctx, parts) };

@@ -94,7 +94,11 @@ function readBlock(block: unknown, sink: BlockSink): void {
     case 'section':
       if (isRecord(block.text) && typeof block.text.text === 'string') sink.push(block.text.text);
       for (const field of Array.isArray(block.fields) ? block.fields : []) {
-        if (isRecord(field) && typeof field.text === 'string') sink.push(field.text);
+        if (!isRecord(field) || typeof field.text !== 'string') continue;
+        // `*Service*\ncheckout-api`: a titled field, as attachment fields are (PagerDuty, Opsgenie, Datadog apps).
+        const titled = /^\s*\*([^*\n]{1,60})\*:?\s*\n([\s\S]+)$/.exec(field.text);
+        if (titled) sink.fields.push({ title: plainText(titled[1]!, sink.links).trim().replace(/:$/, ''), value: plainText(titled[2]!, sink.links).trim() });
+        else sink.push(field.text);
       }
       if (isRecord(block.accessory)) readElement(block.accessory, sink);
       return;

@@ -42,6 +42,7 @@ function parseGenericPost(ctx: ParseContext): ParseResult {
     labels,
     labelValues,
     annotations: keyed.annotations,
+    members: keyed.members,
   };
   if (subject?.count !== undefined) parts.count = subject.count;
   const severity = pickSeverity(labels, labelValues) ?? severityInText(all);

@@ -37,6 +37,7 @@ function parseGrafanaPost(ctx: ParseContext): ParseResult {
     labels: keyed.labels,
     labelValues: subject ? [...subject.groupValues, ...subject.commonValues] : [],
     annotations: keyed.annotations,
+    members: keyed.members,
   };
   if (subject?.count !== undefined) parts.count = subject.count;
   return { kind: 'alert', alert: buildAlert(ctx, parts) };

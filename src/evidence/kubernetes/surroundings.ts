@@ -21,6 +21,8 @@ export interface ContainerLogs {
   pod: string;
   container: string;
   previous: boolean;
+  /** The current log of a container that is not restarting (a Running pod's errors). */
+  running?: boolean;
   patterns: LogPattern[];
   /** The last lines (unredacted here; findings redact before anything leaves). */
   tail: string[];

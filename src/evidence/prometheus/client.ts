@@ -100,6 +100,8 @@ const envelope = z.object({
   infos: z.array(z.string()).optional(),
 });
 
+const seriesData = z.array(z.record(z.string(), z.string()));
+
 /** Unix seconds with millisecond precision, the form Prometheus parses. */
 export function promTime(d: Date): string {
   return (d.getTime() / 1000).toFixed(3);
@@ -144,6 +146,15 @@ export class PrometheusClient {
     return this.call('/api/v1/query_range', params, matrixData, opts.signal);
   }
 
+  /**
+   * The series matching any of `matchers` in a range (`/api/v1/series`): what exists, before deciding
+   * what to query. Each matcher is a series selector, e.g. `{__name__=~"http_.*",namespace="shop"}`.
+   */
+  async series(matchers: string[], start: Date, end: Date, opts: { signal?: AbortSignal } = {}): Promise<QueryResponse<Record<string, string>[]>> {
+    const params: [string, string][] = [...matchers.map((m): [string, string] => ['match[]', m]), ['start', promTime(start)], ['end', promTime(end)]];
+    return this.call('/api/v1/series', params, seriesData, opts.signal);
+  }
+
   /** A link to Prometheus' graph page showing `promql` over `range`, or undefined without a public URL. */
   graphUrl(promql: string, range?: { from: Date; to: Date }, stepSeconds?: number): string | undefined {
     if (!this.publicUrl) return undefined;
@@ -157,10 +168,11 @@ export class PrometheusClient {
     return `${this.publicUrl}/graph?${q.toString()}`;
   }
 
-  private async call<D>(path: string, params: Record<string, string>, schema: z.ZodType<D>, signal?: AbortSignal): Promise<QueryResponse<D>> {
+  private async call<D>(path: string, params: Record<string, string> | [string, string][], schema: z.ZodType<D>, signal?: AbortSignal): Promise<QueryResponse<D>> {
     // Ask Prometheus to give up a little before we do, so the answer is its own `timeout` error
     // (a bare number means seconds; Prometheus' duration syntax has no fractions).
-    const body = new URLSearchParams({ ...params, timeout: String(Math.max(1, Math.floor(this.timeoutMs * 0.9) / 1000)) });
+    const body = new URLSearchParams(Array.isArray(params) ? params : Object.entries(params));
+    if (path !== '/api/v1/series') body.set('timeout', String(Math.max(1, Math.floor(this.timeoutMs * 0.9) / 1000)));
     let lastError: PrometheusError | undefined;
     for (let attempt = 0; attempt <= this.retries; attempt++) {
       if (attempt > 0) await sleep(this.retryDelayMs * 2 ** (attempt - 1), signal);

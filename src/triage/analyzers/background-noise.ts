@@ -5,7 +5,7 @@ import { objectCitation } from '../citations.js';
 import { clockTime, humanDuration } from '../time.js';
 import type { Finding } from '../types.js';
 
-const MAX_NOISE = 5;
+const MAX_NOISE = 12;
 
 function podProblem(p: V1Pod): { reason: string; since?: Date } {
   for (const c of p.status?.containerStatuses ?? []) {
@@ -32,22 +32,29 @@ function troubleSince(p: V1Pod, events: CoreV1Event[]): Date | undefined {
  * namespace with no path to the target, or trouble that started long before the onset — are listed as
  * unrelated with the reason, so nobody has to wonder whether Vigil saw them.
  */
+/**
+ * Without the cluster snapshot (a target-only investigation), another namespace than the target's stands
+ * for "no path". With it, the cluster-level pass (triage/cluster/background.ts) decides on the graph.
+ */
 export const backgroundNoise: Analyzer = {
   name: 'background-noise',
-  analyze({ kube, onset }: TriageInput): Finding[] {
+  analyze({ kube, onset, cluster }: TriageInput): Finding[] {
+    // With the cluster snapshot the cluster-level pass (triage/cluster/background.ts) sees everything once.
+    if (cluster) return [];
     const t = kube.target;
     const out: Finding[] = [];
+    const subjectText = t ? `${t.namespace}/${t.name}` : 'the alerted component';
     for (const p of kube.unhealthyPods) {
       const ns = p.metadata?.namespace ?? '';
       const name = p.metadata?.name ?? '';
       const since = troubleSince(p, kube.warningEvents);
-      const otherNamespace = t && ns !== t.namespace;
       const longBefore = since && onset.getTime() - since.getTime() > CHANGE_WINDOW_MS;
       const isTargetPod = t && ns === t.namespace && kube.pods.some((tp) => tp.metadata?.name === name);
-      if (isTargetPod || !(otherNamespace || longBefore)) continue;
+      const noPath = !!t && ns !== t.namespace;
+      if (isTargetPod || !(noPath || longBefore)) continue;
       const problem = podProblem(p);
       const why = [
-        otherNamespace ? `other namespace (${ns}) with no path to ${t!.namespace}/${t!.name}` : undefined,
+        noPath ? `no path from ${subjectText} to it${ns !== t?.namespace ? ` (namespace ${ns})` : ''}` : undefined,
         since ? `failing since ${clockTime(since)}, ${humanDuration(onset.getTime() - since.getTime())} before the alert` : undefined,
       ].filter(Boolean);
       out.push({

@@ -26,6 +26,14 @@ import { objectCitation } from '../citations.js';
 import { clockTime, humanDuration, relativeToOnset } from '../time.js';
 import type { Finding, MitigationProposal } from '../types.js';
 import { fmtLevel, symptomAfter, targetScope, targetSymptoms, CLOSE_AFTER_MS } from './deploy-regression.js';
+import { dependentSymptoms } from '../downstream.js';
+
+/**
+ * How far back an edit can be the cause. Effects wait for traffic, restarts or caches to expire, so a
+ * fixed hour misses them; confidence falls with the delay instead, and symptoms that began before the
+ * edit rule it out whatever its age.
+ */
+const DELAYED_EFFECT_MS = 12 * 3600_000;
 
 /** Managers that are Kubernetes reconciling, not someone editing config. */
 const CONTROLLERS = /^(kube-controller-manager|kubelet|kube-scheduler)/;
@@ -83,7 +91,7 @@ export const configChange: Analyzer = {
     const t = input.kube.target;
     if (!t) return [];
     const onset = input.onset.getTime();
-    const inWindow = (d: Date) => onset - d.getTime() <= CHANGE_WINDOW_MS && d.getTime() <= onset + 2 * 60_000;
+    const inWindow = (d: Date) => onset - d.getTime() <= DELAYED_EFFECT_MS && d.getTime() <= onset + 2 * 60_000;
     const configs = input.kube.related.filter((o): o is RelatedObject & { kind: 'ConfigMap' | 'Secret' } => (o.kind === 'ConfigMap' || o.kind === 'Secret') && !!o.usedBy);
     const { current, previous } = lastTwoRevisions(input);
     const rolledIn = current && previous ? [...refsOf(current.r.spec?.template?.spec)].filter((r) => !refsOf(previous.r.spec?.template?.spec).has(r)) : [];
@@ -98,7 +106,11 @@ export const configChange: Analyzer = {
     }
     if (!writes.length) return [];
 
-    const symptoms = targetSymptoms(input);
+    // The target's own symptoms, or, when it shows none, those of whoever depends on it.
+    const own = targetSymptoms(input);
+    const downstream = own.metrics.length || own.logs.length ? undefined : dependentSymptoms(input);
+    const symptoms = downstream && (downstream.metrics.length || downstream.logs.length) ? downstream : own;
+    const whose = symptoms === downstream ? `${downstream!.from.join(', ')} (which depend${downstream!.from.length === 1 ? 's' : ''} on ${t.name})` : t.name;
     const out: Finding[] = [];
     // Newest write per object: that is the one that can explain the onset.
     const newest = new Map<string, ConfigWrite>();
@@ -161,7 +173,15 @@ export const configChange: Analyzer = {
       }
 
       const first = timing.metricsAfter[0];
-      const corroborated = (first && (timing.delayMs ?? 0) <= CLOSE_AFTER_MS) || timing.logsAfter.length > 0 || restarts.length > 0;
+      const delay = timing.delayMs ?? 0;
+      // An edit long before the symptoms is a candidate only with nothing of its own in between.
+      const aged = onset - w.at.getTime() > CHANGE_WINDOW_MS;
+      // An old edit explains today's errors only when something ties them: pods that (re)started after it
+      // and read the new values, or error lines that name a key it wrote.
+      const podsSince = input.kube.pods.filter((p) => p.status?.startTime && new Date(p.status.startTime).getTime() >= w.at.getTime()).length;
+      const namesKey = keys.length > 0 && timing.logsAfter.some((l) => keys.some((k) => l.template.includes(k) || l.example.includes(k)));
+      const tied = restarts.length > 0 || podsSince > 0 || namesKey;
+      const corroborated = aged ? !!(first || timing.logsAfter.length) && tied : (first && delay <= CLOSE_AFTER_MS) || timing.logsAfter.length > 0 || restarts.length > 0;
       const mitigation: MitigationProposal | undefined =
         w.created && current && previous
           ? {
@@ -176,7 +196,7 @@ export const configChange: Analyzer = {
         ? `Undoing the rollout brings back the previous ${obj.kind.toLowerCase()} reference.`
         : `Fix: restore the previous value${keys.length > 1 ? 's' : ''}${keys.length ? ` of ${keys.join(', ')}` : ''} in ${objectName} (from source control, or \`kubectl edit ${obj.kind.toLowerCase()} ${obj.name} -n ${obj.namespace}\`)${obj.usedBy?.startsWith('env') ? ` and restart ${t.name}: env from a ${obj.kind} is read only at start` : ''}. A rollout undo would not help: the pod template did not change.`;
       const symptomText = first
-        ? `; ${t.name}'s ${first.metric === 'error_ratio' ? '5xx ratio' : 'p99 latency'} rose from ${fmtLevel(first.before, first.unit)} to ${fmtLevel(first.after, first.unit)} starting ${clockTime(first.start)}`
+        ? `; ${whose}'s ${first.metric === 'error_ratio' ? '5xx ratio' : 'p99 latency'} rose from ${fmtLevel(first.before, first.unit)} to ${fmtLevel(first.after, first.unit)} starting ${clockTime(first.start)}`
         : timing.logsAfter.length
           ? `; new error logs since: "${timing.logsAfter[0]!.template.slice(0, 120)}"`
           : restarts.length
@@ -186,7 +206,7 @@ export const configChange: Analyzer = {
         key,
         analyzer: 'config-change',
         status: corroborated ? 'supported' : 'open',
-        confidence: corroborated ? (first && timing.logsAfter.length ? 0.87 : 0.84) + (w.created ? 0.01 : 0) : 0.55,
+        confidence: corroborated ? (first && timing.logsAfter.length ? 0.87 : 0.84) + (w.created ? 0.01 : 0) - (aged ? 0.1 : 0) : 0.55,
         title,
         component,
         mechanism: `${mechanism0}${symptomText}. ${fix}`,
@@ -196,7 +216,7 @@ export const configChange: Analyzer = {
           ...facts,
           ...(first ? { metric: first.metric, ...(first.before !== null ? { before: first.before } : {}), ...(first.after !== null ? { after: first.after } : {}) } : {}),
         },
-        supporting: [writeEvidence, ...timing.metricsAfter.map((m) => m.evidence), ...timing.logsAfter.slice(0, 3).map((l) => l.evidence), ...restartEvidence],
+        supporting: [writeEvidence, ...timing.metricsAfter.slice(0, 3).map((m) => m.evidence), ...timing.logsAfter.slice(0, 3).map((l) => l.evidence), ...restartEvidence],
         refuting: [],
         ...(mitigation ? { mitigation } : {}),
       });

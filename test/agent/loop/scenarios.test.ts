@@ -75,10 +75,10 @@ const diskFull: Plan = {
             title: 'orders-db data volume full: WAL writes fail with ENOSPC',
             status: 'supported',
             confidence: 0.9,
-            component: { kind: 'StatefulSet', namespace: 'orders', name: 'orders-db' },
+            component: { kind: 'PersistentVolumeClaim', namespace: 'orders', name: 'data-orders-db-0' },
             category: 'disk-full',
             mechanism: 'PVC data-orders-db-0 is 100% used; each COMMIT that needs a WAL segment PANICs and Postgres crash-restarts its backends.',
-            facts: { volume: 'data-orders-db-0', usedPercent: Math.round(series.value * 100) },
+            facts: { pvc: 'data-orders-db-0', usedPercent: Math.round(series.value * 100) },
             scope: 'orders-api order writes (POST /v1/orders) fail with 500.',
             affected: [
               { kind: 'StatefulSet', namespace: 'orders', name: 'orders-db' },
@@ -191,7 +191,7 @@ const corednsBroken: Plan = {
             status: 'supported',
             confidence: 0.87,
             component: { kind: 'ConfigMap', namespace: 'kube-system', name: 'coredns' },
-            category: 'dns-misconfiguration',
+            category: 'dns-failure',
             mechanism: 'The Corefile forward block was changed to an address nobody answers on; CoreDNS reloaded it and answers SERVFAIL for every forwarded query.',
             facts: { configMap: 'coredns', key: 'Corefile', upstream: '10.0.0.20', manager: 'kubectl-edit' },
             scope: 'Lookups that reach forward cluster-wide; checkout calls to payments-api and api.fraudscore.io fail.',
@@ -227,7 +227,7 @@ const corednsBroken: Plan = {
 
 const PLANS = [diskFull, clockSkew, corednsBroken];
 
-describe.each(PLANS.map((p) => [p.id, p] as const))('model-needed scenario %s', (id, plan) => {
+describe.each(PLANS.map((p) => [p.id, p] as const))('model loop on scenario %s', (id, plan) => {
   it.skipIf(!existsSync(join(SCENARIOS, id, 'scenario.yaml')))(
     'the loop reaches the cause through the tools and the diagnosis passes the nine questions',
     async () => {
@@ -265,8 +265,9 @@ describe.each(PLANS.map((p) => [p.id, p] as const))('model-needed scenario %s', 
         expect(api.remaining()).toBe(0);
 
         const expected = expectedSchema.parse(inv.scenario.expected);
-        expect(expected.model_needed).toBe(true);
-        const board = [...inv.outcome.findings, ...result.findings];
+        // The loop must reach the cause through its tools on its own: the deterministic finding of the
+        // same cause (the analyzers now cover some of these) is left out of the board it is graded on.
+        const board = [...inv.outcome.findings.filter((f) => f.status !== 'supported'), ...result.findings];
         const grade = gradeDiagnosis(graded(board), expected);
         expect(grade.notes).toEqual([]);
         expect(grade.pass).toBe(true);

@@ -1,0 +1,81 @@
+/**
+ * `database-degraded`: the candidate is a database or cache, and it is the one struggling: its own log
+ * says so in the server's words — PostgreSQL `still waiting for AccessExclusiveLock`, `deadlock detected`,
+ * `canceling statement due to lock timeout`, `remaining connection slots are reserved`, `too many
+ * clients`; MySQL `Lock wait timeout exceeded`, `Too many connections`; MongoDB `WiredTiger … cache`
+ * pressure, slow operations; Redis/Valkey `OOM command not allowed`, `maxmemory`; replication lag — and
+ * its callers' requests wait on it (their logs name it with timeouts). A migration or batch Job whose
+ * statement holds the lock is named when the log shows it.
+ *
+ * Localised to the database workload. Facts: `database`, `metric` (`locks` | `connections` | `memory`
+ * | `replication_lag` | `slow_queries`), `blockingQuery`, `blockingJob`, `since`.
+ * No mitigation: killing a backend or a migration is a decision for people.
+ */
+import type { ComponentRef, Evidence } from '../../evidence/types.js';
+import type { Analyzer, TriageInput } from '../analyzer.js';
+import { objectCitation } from '../citations.js';
+import { clockTime } from '../time.js';
+import type { Finding } from '../types.js';
+
+const DB_IMAGE = /postgres|postgis|timescale|cloudnative-pg|mysql|mariadb|percona|mongo|redis|valkey|keydb|memcached|cassandra|scylla|elasticsearch|opensearch|clickhouse|cockroach/i;
+const SIGNS: { metric: string; re: RegExp }[] = [
+  { metric: 'locks', re: /still waiting for \w*Lock|deadlock detected|lock timeout|could not obtain lock|Lock wait timeout exceeded|waiting for .*lock|blocked by process|LockNotAvailable/i },
+  { metric: 'connections', re: /remaining connection slots are reserved|too many clients|Too many connections|max_connections|connection limit exceeded|maxclients/i },
+  { metric: 'memory', re: /OOM command not allowed|used memory > 'maxmemory'|maxmemory|cache pressure|WiredTiger.*(evict|cache)/i },
+  { metric: 'replication_lag', re: /replication lag|replica .* behind|Seconds_Behind_Master|standby.*delay/i },
+  { metric: 'slow_queries', re: /duration: \d{4,}(\.\d+)? ms|Slow query|slow operation|query took/i },
+];
+const STATEMENT = /(ALTER TABLE|CREATE INDEX|VACUUM FULL|LOCK TABLE|REINDEX|UPDATE|DELETE FROM)\s+[\w."]+[^"]{0,80}/i;
+
+export const databaseDegraded: Analyzer = {
+  name: 'database-degraded',
+  analyze(input: TriageInput): Finding[] {
+    const t = input.kube.target;
+    const w = input.kube.workload;
+    if (!t || !w) return [];
+    const images = (w.spec?.template?.spec?.containers ?? []).map((c) => c.image ?? '').join(' ');
+    if (!DB_IMAGE.test(images) && !DB_IMAGE.test(t.name)) return [];
+    const hits: { metric: string; template: string; example: string; count: number; first?: Date; pod: string; container: string }[] = [];
+    for (const log of input.kube.containerLogs) {
+      for (const p of log.patterns) {
+        const sign = SIGNS.find((x) => x.re.test(p.template) || x.re.test(p.example));
+        if (sign) hits.push({ metric: sign.metric, template: p.template, example: p.example, count: p.count, ...(p.first ? { first: p.first } : {}), pod: log.pod, container: log.container });
+      }
+    }
+    if (!hits.length) return [];
+    const byMetric = new Map<string, typeof hits>();
+    for (const h of hits) byMetric.set(h.metric, [...(byMetric.get(h.metric) ?? []), h]);
+    const [metric, mine] = [...byMetric.entries()].sort((a, b) => b[1].reduce((n, h) => n + h.count, 0) - a[1].reduce((n, h) => n + h.count, 0))[0]!;
+    const total = mine.reduce((n, h) => n + h.count, 0);
+    const since = mine.map((h) => h.first).filter((d): d is Date => !!d).sort((a, b) => a.getTime() - b.getTime())[0];
+    const statement = mine.map((h) => STATEMENT.exec(h.example)?.[0]).find((x) => !!x) ?? input.kube.containerLogs.flatMap((l) => l.patterns).map((p) => STATEMENT.exec(p.example)?.[0]).find((x) => !!x);
+    const snapshot = input.cluster?.snapshot;
+    const runningJob = snapshot?.jobs.find((j) => (j.status?.active ?? 0) > 0 && j.metadata?.namespace === t.namespace && /migrat|flyway|liquibase|schema|backfill|reindex/i.test(j.metadata?.name ?? ''));
+    const component: ComponentRef = { kind: t.kind, namespace: t.namespace, name: t.name };
+    const supporting: Evidence[] = mine.slice(0, 3).map((h) => ({
+      kind: 'log',
+      summary: `${t.name} log: "${h.example.slice(0, 200)}" ×${h.count}${h.first ? ` since ${clockTime(h.first)}` : ''}`,
+      citation: objectCitation('Pod', t.namespace, h.pod, `log?container=${h.container}`),
+      ...(h.first ? { observedAt: h.first } : {}),
+    }));
+    if (runningJob) supporting.push({ kind: 'object', summary: `job ${runningJob.metadata?.name} is running (started ${runningJob.status?.startTime ? clockTime(new Date(runningJob.status.startTime)) : '?'})`, citation: objectCitation('Job', t.namespace, runningJob.metadata?.name ?? '?', 'status') });
+    const what: Record<string, string> = { locks: 'queries wait on locks', connections: 'it refuses new connections', memory: 'it is out of memory for its data', replication_lag: 'its replicas lag behind', slow_queries: 'queries run slowly' };
+    return [
+      {
+        key: `database-degraded:${t.namespace}/${t.kind}/${t.name}`,
+        analyzer: 'database-degraded',
+        family: 'database-degraded',
+        status: total >= 3 ? 'supported' : 'open',
+        confidence: total >= 10 ? 0.86 : 0.74,
+        title: `${t.name} (database) is degraded: ${what[metric]}${statement ? ` (${statement.slice(0, 60)})` : ''}`,
+        component,
+        mechanism: `${t.name}'s own log shows ${what[metric]} (${total} lines${since ? ` since ${clockTime(since)}` : ''})${statement ? `; the blocking statement: ${statement}` : ''}${runningJob ? `; job ${runningJob.metadata?.name} is running against it` : ''}.`,
+        scope: `every caller of ${t.name}`,
+        affected: [component, ...input.kube.services.map((s) => ({ kind: 'Service', namespace: t.namespace, name: s.service.metadata?.name ?? '?' })), ...input.kube.dependents.map((d) => ({ kind: d.kind, namespace: t.namespace, name: d.name }))],
+        facts: { database: t.name, metric, ...(statement ? { blockingQuery: statement.slice(0, 120) } : {}), ...(runningJob ? { blockingJob: runningJob.metadata?.name ?? '' } : {}), ...(since ? { since: since.toISOString() } : {}) },
+        supporting,
+        refuting: [],
+      },
+    ];
+  },
+};

@@ -1,0 +1,80 @@
+/**
+ * `external-dependency`: a host outside the cluster that the candidates call (a third-party API, a
+ * managed database, another data centre) errors or times out. From the candidates' logs naming the host
+ * with a failure (`timeout`, `deadline exceeded`, `connection reset`, `502/503/504`, `TLS handshake`), when
+ * the host is one the graph knows as external (env/ConfigMap references, an ExternalName Service, an
+ * Istio ServiceEntry) and the failures began near the onset. Resolution failures are `dns-failure`'s.
+ *
+ * Localised to the ServiceEntry that declares the host, else the ExternalName Service, else
+ * `ExternalService/<host>`. Facts: `host`, `errorPattern`, `callers`. No mitigation on the cluster side.
+ */
+import type { ComponentRef, Evidence } from '../../evidence/types.js';
+import { nodeId, refOfId } from '../../topology/graph.js';
+import type { ClusterAnalyzer, ClusterTriageInput } from '../analyzer.js';
+import { objectCitation } from '../citations.js';
+import { clockTime } from '../time.js';
+import type { Finding } from '../types.js';
+import { clip, logEvidence, logHits, type LogHit } from './common.js';
+
+const FAILURE = /timeout|timed out|deadline exceeded|connection reset|reset by peer|connection refused|EOF|broken pipe|\b50[234]\b|service unavailable|bad gateway|gateway time-?out|TLS handshake|upstream (connect )?error|circuit.*open|ECONNRESET|ETIMEDOUT|SocketTimeoutException|ReadTimeout|ConnectTimeout/i;
+const DNS = /no such host|NXDOMAIN|Name or service not known|EAI_AGAIN|ENOTFOUND|UnknownHostException|name resolution|server misbehaving/i;
+const WINDOW_MS = 90 * 60_000;
+
+export const externalDependency: ClusterAnalyzer = {
+  name: 'external-dependency',
+  analyze(input: ClusterTriageInput): Finding[] {
+    const t = input.cluster.topology;
+    const external = new Map<string, { host: string; node: string }>();
+    for (const [id, edges] of t.out) {
+      void id;
+      for (const e of edges) {
+        if (e.kind !== 'calls') continue;
+        const ref = refOfId(e.to);
+        if (ref.kind === 'ExternalService') external.set(ref.name, { host: ref.name, node: e.to });
+      }
+    }
+    for (const [host, node] of t.externalHosts) if (!host.startsWith('*')) external.set(host, { host, node });
+    if (!external.size) return [];
+    const hits = logHits(input.inputs, FAILURE).filter((h) => !DNS.test(h.example) && !DNS.test(h.template));
+    const byHost = new Map<string, LogHit[]>();
+    for (const h of hits) {
+      const text = `${h.example} ${h.template}`.toLowerCase();
+      const host = [...external.keys()].filter((x) => text.includes(x)).sort((a, b) => b.length - a.length)[0];
+      if (!host) continue;
+      if (h.first && (h.first.getTime() < input.onset.getTime() - WINDOW_MS || h.first.getTime() > input.onset.getTime() + 10 * 60_000)) continue;
+      byHost.set(host, [...(byHost.get(host) ?? []), h]);
+    }
+    const out: Finding[] = [];
+    for (const [host, hs] of byHost) {
+      const component = declaredBy(input, host);
+      const callers = [...new Map(hs.map((h) => [nodeId(h.workload), h.workload])).values()];
+      const first = hs.map((h) => h.first).filter((d): d is Date => !!d).sort((a, b) => a.getTime() - b.getTime())[0];
+      const pattern = clip(hs[0]!.template.replace(/<\*>/g, '…'), 160);
+      const supporting: Evidence[] = hs.slice(0, 3).map((h) => logEvidence(h, `${h.workload.name} → ${host}`));
+      if (component.kind === 'ServiceEntry') supporting.push({ kind: 'object', summary: `ServiceEntry ${component.namespace}/${component.name} declares ${host} as an external host`, citation: objectCitation('ServiceEntry', component.namespace, component.name, 'spec.hosts') });
+      out.push({
+        key: `external-dependency:${component.namespace ?? ''}/${component.kind}/${component.name}`,
+        analyzer: 'external-dependency',
+        family: 'external-dependency',
+        status: 'supported',
+        confidence: hs.length > 1 || (hs[0]?.count ?? 0) >= 5 ? 0.84 : 0.72,
+        title: `${host} (outside the cluster) fails for ${callers.map((c) => c.name).join(', ')}`,
+        component,
+        mechanism: `Calls from ${callers.map((c) => c.name).join(', ')} to ${host} fail${first ? ` since ${clockTime(first)}` : ''} ("${pattern}"); ${host} is outside the cluster${component.kind === 'ServiceEntry' ? ` (ServiceEntry ${component.name})` : ''}, so nothing in the cluster changed it.`,
+        scope: `requests of ${callers.map((c) => c.name).join(', ')} that need ${host}`,
+        affected: callers,
+        facts: { host, errorPattern: pattern, callers: callers.map((c) => c.name).join(',') },
+        supporting,
+        refuting: [],
+      });
+    }
+    return out;
+  },
+};
+
+/** The object that declares an external host: a ServiceEntry, an ExternalName Service, else the host itself. */
+function declaredBy(input: ClusterTriageInput, host: string): ComponentRef {
+  const t = input.cluster.topology;
+  const entry = t.externalHosts.get(host) ?? [...t.externalHosts.entries()].find(([h]) => h.startsWith('*.') && host.endsWith(h.slice(1)))?.[1];
+  return entry ? refOfId(entry) : { kind: 'ExternalService', name: host };
+}

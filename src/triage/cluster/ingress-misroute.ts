@@ -1,0 +1,105 @@
+/**
+ * `ingress-misroute`: an Ingress rule sends a host or path to the wrong backend. Decided from the
+ * Ingress itself and what the alert shows of it:
+ * - the Ingress (what the alert names, or on the walk's path) was written shortly before the onset
+ *   (managedFields: `kubectl apply`, `kubectl edit`, Argo CD, Helm);
+ * - a rule's backend does not fit its path while another Service of the namespace does (`/api` →
+ *   `web-frontend`, while `api-gateway` exists), or its backend Service or port does not exist;
+ * - the backend it points at is healthy (ready endpoints): the requests land, on the wrong service.
+ * Localised to the Ingress. Facts: `ingress`, `host`, `path`, `backend`, `expectedBackend`, `manager`,
+ * `changedAt`. No mitigation: an Ingress edit is for people (the previous backend is in the facts).
+ */
+import type { V1Ingress } from '@kubernetes/client-node';
+import type { Evidence } from '../../evidence/types.js';
+import { nodeId } from '../../topology/graph.js';
+import type { ClusterAnalyzer, ClusterTriageInput } from '../analyzer.js';
+import { objectCitation } from '../citations.js';
+import { clockTime, humanDuration } from '../time.js';
+import type { Finding } from '../types.js';
+import { changeEvidence, lastChangeBefore } from './common.js';
+
+const WINDOW_MS = 3 * 3600_000;
+
+export const ingressMisroute: ClusterAnalyzer = {
+  name: 'ingress-misroute',
+  analyze(input: ClusterTriageInput): Finding[] {
+    const s = input.cluster.snapshot;
+    const out: Finding[] = [];
+    for (const ing of s.ingresses) {
+      const ns = ing.metadata?.namespace ?? '';
+      const id = nodeId({ kind: 'Ingress', namespace: ns, name: ing.metadata?.name ?? '?' });
+      if (!input.cluster.walk.reached.has(id)) continue;
+      const change = lastChangeBefore('Ingress', ing.metadata, input.onset);
+      if (!change || input.onset.getTime() - change.at.getTime() > WINDOW_MS) continue;
+      for (const m of misroutes(ing, input)) {
+        const svcs = s.services.filter((x) => x.metadata?.namespace === ns);
+        const backend = svcs.find((x) => x.metadata?.name === m.backend);
+        const ep = s.endpoints.find((e) => e.metadata?.namespace === ns && e.metadata?.name === m.backend);
+        const ready = (ep?.subsets ?? []).reduce((n, x) => n + (x.addresses ?? []).length, 0);
+        const supporting: Evidence[] = [
+          changeEvidence(change, input.onset),
+          {
+            kind: 'object',
+            summary: `Ingress ${ns}/${ing.metadata?.name} routes ${m.host ?? '*'}${m.path} to ${m.backend}:${m.port}${m.expected ? `; the namespace's ${m.expected} is the service ${m.path} names` : ''}${!backend ? ' — no such Service' : ''}`,
+            citation: objectCitation('Ingress', ns, ing.metadata?.name ?? '?', 'spec.rules'),
+          },
+        ];
+        if (backend) supporting.push({ kind: 'endpoints', summary: `Endpoints ${m.backend}: ${ready} ready — the requests arrive, at the wrong service`, citation: objectCitation('Endpoints', ns, m.backend, 'subsets'), detail: { ready } });
+        const probe = input.metrics.find((x) => x.id === 'probe_success' && x.status === 'success' && x.series.some((y) => (y.metric['instance'] ?? '').includes(m.path) && (y.last ?? 1) < 1));
+        if (probe) supporting.push({ kind: 'metric', summary: `probe of ${probe.series.find((y) => (y.metric['instance'] ?? '').includes(m.path))?.metric['instance']} fails since the edit`, citation: probe.citation });
+        out.push({
+          key: `ingress-misroute:${ns}/Ingress/${ing.metadata?.name}`,
+          analyzer: 'ingress-misroute',
+          family: 'ingress-misroute',
+          status: 'supported',
+          confidence: m.expected || !backend ? 0.88 : 0.7,
+          title: `Ingress ${ing.metadata?.name} routes ${m.host ?? ''}${m.path} to ${m.backend} since ${change.actor}'s change ${humanDuration(input.onset.getTime() - change.at.getTime())} before the alert`,
+          component: { kind: 'Ingress', namespace: ns, name: ing.metadata?.name ?? '?' },
+          mechanism: `${change.summary} at ${clockTime(change.at)}; its rule ${m.host ?? '*'}${m.path} now points at ${m.backend}:${m.port}${m.expected ? ` instead of ${m.expected}` : ''}${!backend ? ', a Service that does not exist' : ''}, so those requests get the wrong service's answers.`,
+          scope: `every request for ${m.host ?? '*'}${m.path}`,
+          affected: [{ kind: 'Ingress', namespace: ns, name: ing.metadata?.name ?? '?' }, ...(m.expected ? [{ kind: 'Service', namespace: ns, name: m.expected }] : [])],
+          facts: {
+            ingress: ing.metadata?.name ?? '?',
+            ...(m.host ? { host: m.host } : {}),
+            path: m.path,
+            backend: `${m.backend}:${m.port}`,
+            ...(m.expected ? { expectedBackend: m.expected } : {}),
+            manager: change.actor,
+            changedAt: change.at.toISOString(),
+          },
+          supporting,
+          refuting: [],
+        });
+      }
+    }
+    return out;
+  },
+};
+
+interface Misroute {
+  host?: string;
+  path: string;
+  backend: string;
+  port: string;
+  expected?: string;
+}
+
+/** Rules whose backend does not fit: a missing Service, or a path named for another Service of the namespace. */
+function misroutes(ing: V1Ingress, input: ClusterTriageInput): Misroute[] {
+  const ns = ing.metadata?.namespace ?? '';
+  const services = input.cluster.snapshot.services.filter((s) => s.metadata?.namespace === ns).map((s) => s.metadata?.name ?? '');
+  const out: Misroute[] = [];
+  for (const rule of ing.spec?.rules ?? []) {
+    for (const p of rule.http?.paths ?? []) {
+      const backend = p.backend?.service?.name;
+      if (!backend) continue;
+      const port = String(p.backend?.service?.port?.number ?? p.backend?.service?.port?.name ?? '');
+      const path = p.path ?? '/';
+      const words = path.split(/[/_.-]+/).filter((w) => w.length >= 2 && !/^v\d+$/.test(w));
+      const fits = (svc: string) => words.some((w) => svc.split('-').includes(w.toLowerCase()));
+      const expected = !fits(backend) ? services.find((svc) => svc !== backend && fits(svc)) : undefined;
+      if (!services.includes(backend) || expected) out.push({ ...(rule.host ? { host: rule.host } : {}), path, backend, port, ...(expected ? { expected } : {}) });
+    }
+  }
+  return out;
+}

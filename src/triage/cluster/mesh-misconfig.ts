@@ -1,0 +1,103 @@
+/**
+ * `mesh-misconfig`: Istio configuration that breaks traffic by itself, for a Service on the walk's path:
+ * - a VirtualService route with `fault.abort` or `fault.delay` (injected errors or latency, often left on
+ *   after a game day, or re-applied by a sync): localised to the VirtualService;
+ * - a route to a DestinationRule subset whose labels no pod of the Service carries (`no healthy upstream`,
+ *   Envoy `NR`/`UH`): localised to the DestinationRule;
+ * - a route to a host no Service serves: the VirtualService.
+ * Corroborated by the callers' symptoms and Envoy's `fault filter abort`/`FI` flags in their logs.
+ * Facts: `object` (`Kind/name`), `field`, `value`, `manager`, `changedAt`. No mitigation (a mesh edit).
+ */
+import type { Evidence } from '../../evidence/types.js';
+import { nodeId } from '../../topology/graph.js';
+import { serviceOfHost } from '../../topology/references.js';
+import type { ClusterAnalyzer, ClusterTriageInput } from '../analyzer.js';
+import { objectCitation } from '../citations.js';
+import { clockTime } from '../time.js';
+import type { Finding } from '../types.js';
+import type { CustomObject } from '../../topology/snapshot.js';
+import { changeEvidence, lastChangeBefore, logEvidence, logHits } from './common.js';
+
+const FAULT_LOG = /fault filter abort|\bFI\b|fault injected|injected fault/i;
+
+interface Route {
+  destination?: { host?: string; subset?: string };
+}
+interface HttpRoute {
+  fault?: { abort?: { httpStatus?: number; percentage?: { value?: number } }; delay?: { fixedDelay?: string; percentage?: { value?: number } } };
+  route?: Route[];
+}
+
+export const meshMisconfig: ClusterAnalyzer = {
+  name: 'mesh-misconfig',
+  analyze(input: ClusterTriageInput): Finding[] {
+    const s = input.cluster.snapshot;
+    const reached = input.cluster.walk.reached;
+    const out: Finding[] = [];
+    for (const vs of s.custom['VirtualService'] ?? []) {
+      const ns = vs.metadata.namespace ?? '';
+      const hosts = ((vs.spec?.['hosts'] as string[] | undefined) ?? []).map((h) => serviceOfHost(h, ns)).filter((x): x is NonNullable<typeof x> => !!x);
+      const onPath = hosts.some((h) => reached.has(nodeId({ kind: 'Service', namespace: h.namespace, name: h.name }))) || reached.has(nodeId({ kind: 'VirtualService', namespace: ns, name: vs.metadata.name ?? '' }));
+      if (!onPath) continue;
+      const http = (vs.spec?.['http'] as HttpRoute[] | undefined) ?? [];
+      http.forEach((route, i) => {
+        const f = route.fault;
+        if (f?.abort || f?.delay) {
+          const field = f.abort ? `http[${i}].fault.abort` : `http[${i}].fault.delay`;
+          const value = f.abort ? `${f.abort.percentage?.value ?? 100}% HTTP ${f.abort.httpStatus ?? '?'}` : `${f.delay!.percentage?.value ?? 100}% ${f.delay!.fixedDelay ?? '?'}`;
+          out.push(finding(input, vs, field, value, `injects ${f.abort ? 'errors' : 'latency'} into ${value} of the requests to ${hosts.map((h) => h.name).join(', ')}`, 0.9));
+        }
+        for (const r of route.route ?? []) {
+          const dest = r.destination;
+          if (!dest?.host) continue;
+          const svc = serviceOfHost(dest.host, ns);
+          if (svc && !s.services.some((x) => x.metadata?.namespace === svc.namespace && x.metadata?.name === svc.name)) {
+            out.push(finding(input, vs, `http[${i}].route.destination.host`, dest.host, `routes to ${dest.host}, which no Service serves`, 0.85));
+          }
+          if (svc && dest.subset) {
+            const dr = (s.custom['DestinationRule'] ?? []).find((d) => {
+              const h = serviceOfHost(String(d.spec?.['host'] ?? ''), d.metadata.namespace ?? ns);
+              return h?.name === svc.name && h.namespace === svc.namespace;
+            });
+            const subset = ((dr?.spec?.['subsets'] as { name?: string; labels?: Record<string, string> }[] | undefined) ?? []).find((x) => x.name === dest.subset);
+            const service = s.services.find((x) => x.metadata?.namespace === svc.namespace && x.metadata?.name === svc.name);
+            const pods = s.pods.filter((p) => p.metadata?.namespace === svc.namespace && service?.spec?.selector && Object.entries(service.spec.selector).every(([k, v]) => p.metadata?.labels?.[k] === v));
+            const matching = subset?.labels ? pods.filter((p) => Object.entries(subset.labels!).every(([k, v]) => p.metadata?.labels?.[k] === v)) : [];
+            if (dr && (!subset || matching.length === 0)) {
+              out.push(finding(input, dr, `subsets[${dest.subset}]`, subset ? JSON.stringify(subset.labels ?? {}) : 'missing', `sends ${svc.name}'s traffic to subset ${dest.subset}, ${subset ? `whose labels no pod carries (${Object.entries(subset.labels ?? {}).map(([k, v]) => `${k}=${v}`).join(',')})` : 'which it does not define'}: no healthy upstream`, 0.86));
+            }
+          }
+        }
+      });
+    }
+    return out;
+  },
+};
+
+function finding(input: ClusterTriageInput, o: CustomObject, field: string, value: string, what: string, confidence: number): Finding {
+  const ns = o.metadata.namespace ?? '';
+  const name = o.metadata.name ?? '?';
+  const change = lastChangeBefore(o.kind, o.metadata, input.onset);
+  const faultLogs = logHits(input.inputs, FAULT_LOG).slice(0, 2);
+  const supporting: Evidence[] = [{ kind: 'object', summary: `${o.kind} ${ns}/${name}: ${field} = ${value}`, citation: objectCitation(o.kind, ns, name, field.replace(/\[.*$/, '')) }];
+  if (change) supporting.push(changeEvidence(change, input.onset));
+  supporting.push(...faultLogs.map((h) => logEvidence(h, 'the mesh reports it')));
+  // The Services it configures; the reconcile adds their callers from the graph.
+  const hosts = [...((o.spec?.['hosts'] as string[] | undefined) ?? []), ...(typeof o.spec?.['host'] === 'string' ? [o.spec['host'] as string] : [])];
+  const affected = hosts.map((h) => serviceOfHost(h, ns)).filter((x): x is NonNullable<typeof x> => !!x).map((h) => ({ kind: 'Service', namespace: h.namespace, name: h.name }));
+  return {
+    key: `mesh-misconfig:${ns}/${o.kind}/${name}/${field}`,
+    analyzer: 'mesh-misconfig',
+    family: 'mesh-misconfig',
+    status: 'supported',
+    confidence,
+    title: `${o.kind} ${name} ${what}`,
+    component: { kind: o.kind, namespace: ns, name },
+    mechanism: `${o.kind} ${ns}/${name} ${what}${change ? `; ${change.summary} at ${clockTime(change.at)}` : ''}.`,
+    scope: `the callers of the hosts it configures`,
+    affected,
+    facts: { object: `${o.kind}/${name}`, field, value, ...(change ? { manager: change.actor, changedAt: change.at.toISOString() } : {}) },
+    supporting,
+    refuting: [],
+  };
+}

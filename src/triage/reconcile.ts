@@ -1,0 +1,206 @@
+/**
+ * From many candidates' findings to one diagnosis: which supported finding is the origin, which are its
+ * victims, which are unrelated, with the path from the alert and the scope from the graph. Pure.
+ *
+ * The rule: a supported finding is a victim when another supported finding sits further down its
+ * dependency path (its component depends on the other's, through the service graph) and did not start
+ * after it. Origins are the supported findings nothing explains. A victim's change-based hypothesis
+ * ("its own deploy broke it") is ruled out with the origin as the evidence; a victim's symptom
+ * stays on the board as open, marked victim. The culprit's own failing pods are never background noise.
+ */
+import type { ComponentRef, Evidence } from '../evidence/types.js';
+import { nodeId, WORKLOAD_KINDS, type Topology } from '../topology/graph.js';
+import type { Subject } from '../topology/subjects.js';
+import { affectedBy, dependsOn, pathText, type Walk } from '../topology/walk.js';
+import type { TriageInput } from './analyzer.js';
+import type { RankedChange } from '../changes/types.js';
+import { clearChanges } from './clearances.js';
+import type { Finding, HypothesisRole } from './types.js';
+
+export interface ReconcileContext {
+  topology: Topology;
+  walk: Walk;
+  subjects: Subject[];
+  onset: Date;
+  inputs: TriageInput[];
+  /** Every change of the investigation, ranked against what the alert names: look-alikes are cleared from it. */
+  changes?: RankedChange[];
+}
+
+/** Analyzers whose hypothesis blames the component's own change: ruled out, not merely demoted, when a deeper cause explains it. */
+const CHANGE_BLAMING = new Set(['deploy-regression', 'config-change', 'helm-release', 'flag-flip']);
+const TIME_FACTS = ['changedAt', 'deployedAt', 'dependencyStart', 'symptomStart', 'since', 'conditionSince', 'limitedSince', 'startedAt'];
+const SKEW_MS = 2 * 60_000;
+
+interface Placed {
+  f: Finding;
+  /** The graph node the finding is about (its component, or the workload its analyzer read). */
+  anchor: string;
+  /** The workload whose evidence produced it. */
+  producer?: string;
+}
+
+export function reconcileFindings(findings: Finding[], ctx: ReconcileContext): Finding[] {
+  const t = ctx.topology;
+  const producerOf = (f: Finding): string | undefined => {
+    const c = f.component;
+    if (!c) return undefined;
+    for (const input of ctx.inputs) {
+      const target = input.kube.target;
+      if (target && target.namespace === c.namespace && (target.name === c.name || (f.mitigation?.target.name === target.name))) return nodeId(target);
+    }
+    const m = f.mitigation?.target;
+    return m ? nodeId(m) : undefined;
+  };
+  const placed: Placed[] = findings.map((f) => {
+    const producer = producerOf(f);
+    return { f, anchor: anchorOf(f, t) ?? producer ?? (f.component ? nodeId(f.component) : ''), ...(producer ? { producer } : {}) };
+  });
+
+  const supported = placed.filter((p) => p.f.status === 'supported' && p.anchor);
+  const explainedBy = new Map<Placed, Placed>();
+  for (const victim of supported) {
+    for (const cause of supported) {
+      if (cause === victim || !explains(cause, victim, t)) continue;
+      const prev = explainedBy.get(victim);
+      // The deepest explanation wins: one that itself is not explained.
+      if (!prev || explains(cause, prev, t)) explainedBy.set(victim, cause);
+    }
+  }
+  // Several unexplained origins: one that began later and hurts only what an earlier one already hurts
+  // is a symptom of it (a dependency that looks broken because the real cause broke its callers).
+  const unexplained = supported.filter((p) => !explainedBy.has(p));
+  for (const later of unexplained) {
+    for (const earlier of unexplained) {
+      if (earlier === later || explainedBy.has(earlier) || explainedBy.has(later)) continue;
+      const te = timeOf(earlier.f);
+      const tl = timeOf(later.f);
+      if (!te || !tl || tl.getTime() <= te.getTime() + SKEW_MS || later.f.confidence > earlier.f.confidence + 0.05) continue;
+      const hurt = new Set([...(earlier.f.affected ?? []).map(nodeId), earlier.anchor]);
+      const laterHurts = (later.f.affected ?? []).filter((a) => nodeId(a) !== later.anchor);
+      if (laterHurts.length && laterHurts.every((a) => hurt.has(nodeId(a)) || [...hurt].some((h) => dependsOn(t, a, refOf(h))))) explainedBy.set(later, earlier);
+    }
+  }
+  const origins = supported.filter((p) => !explainedBy.has(p));
+  const originAnchors = new Set(origins.map((o) => o.anchor));
+  const originWorkloads = new Set(origins.flatMap((o) => [o.anchor, o.producer].filter((x): x is string => !!x)));
+  const top = origins.reduce((m, o) => Math.max(m, o.f.confidence), 0);
+
+  const out: Finding[] = [];
+  for (const p of placed) {
+    let f = p.f;
+    // A failing pod of the culprit or of its victims is not noise, unless its trouble predates the onset
+    // by far (background-noise reports pods the walk reached only then).
+    if (f.analyzer === 'background-noise' && /^noise:(pod|workload):/.test(f.key) && f.component?.namespace && !/before the alert/.test(f.reason ?? '')) {
+      const owner = f.component.kind === 'Pod' ? t.workloadOf(f.component.namespace, f.component.name) : f.component;
+      if (owner && (originWorkloads.has(nodeId(owner)) || origins.some((o) => dependsOn(t, owner, refOf(o.anchor))))) continue;
+    }
+    const cause = explainedBy.get(p);
+    if (cause) {
+      const why = `explained further down the path: ${cause.f.title}${pathOf(cause, ctx) ? ` (${pathOf(cause, ctx)})` : ''}`;
+      const evidence: Evidence = { kind: 'note', summary: `${cause.f.component ? `${cause.f.component.kind.toLowerCase()}/${cause.f.component.name}` : 'a deeper cause'}: ${cause.f.title}`, citation: cause.f.supporting[0]?.citation ?? { source: 'vigil', ref: cause.f.key } };
+      f = CHANGE_BLAMING.has(f.analyzer)
+        ? { ...f, status: 'ruled_out', confidence: Math.min(f.confidence, 0.2), reason: why, refuting: [...f.refuting, evidence] }
+        : { ...f, status: 'open', confidence: Math.min(f.confidence, Math.max(0.3, top - 0.15)), reason: why };
+    }
+    const role = roleOf(p, f, { t, origins, originAnchors, walk: ctx.walk });
+    const path = pathOf(p, ctx);
+    f = { ...f, role, ...(path ? { path } : {}) };
+    if (origins.includes(p)) f = { ...f, affected: mergeAffected(f, p, t, ctx) };
+    out.push(f);
+  }
+  // Changes near the onset that look like causes and are not: raised, and ruled out with why.
+  const originFindings = out.filter((f) => f.role === 'origin' && f.status === 'supported');
+  for (const cleared of clearChanges(ctx.changes ?? [], originFindings, out, ctx)) if (!out.some((f) => f.key === cleared.key)) out.push(cleared);
+  return out;
+}
+
+/** The graph node a finding is about: its component when the graph knows it (a Pod stands for its workload). */
+function anchorOf(f: Finding, t: Topology): string | undefined {
+  const c = f.component;
+  if (!c) return undefined;
+  if (c.kind === 'Pod' && c.namespace) {
+    const owner = t.workloadOf(c.namespace, c.name);
+    return owner ? nodeId(owner) : undefined;
+  }
+  return t.has(c) ? nodeId(c) : undefined;
+}
+
+/** Does `cause` explain `victim`: the victim depends on the cause's component, and the cause did not start after it. */
+function explains(cause: Placed, victim: Placed, t: Topology): boolean {
+  const timeOk = () => {
+    const a = timeOf(cause.f);
+    const b = timeOf(victim.f);
+    return !a || !b || a.getTime() <= b.getTime() + SKEW_MS;
+  };
+  if (cause.anchor === victim.anchor) {
+    // On one component: an object's own finding (a ConfigMap, a flag) explains its workload's symptom.
+    return deeperKind(cause.f.component, victim.f.component) && timeOk();
+  }
+  const victimRef = refOf(victim.anchor);
+  const causeRef = refOf(cause.anchor);
+  if (dependsOn(t, victimRef, causeRef)) return timeOk();
+  // A finding about something outside the graph (a feature flag, a repository) read from a workload
+  // explains that workload's symptoms and those of whoever depends on it.
+  if (!t.has(cause.f.component ?? { kind: '', name: '' }) && cause.producer && (cause.producer === victim.anchor || dependsOn(t, victimRef, refOf(cause.producer)))) return timeOk();
+  // An object that is not a workload (a quota, a webhook, a node) explains the workloads it names as hurt.
+  if (cause.f.component && !WORKLOAD_KINDS.has(cause.f.component.kind) && (cause.f.affected ?? []).some((a) => nodeId(a) === victim.anchor || dependsOn(t, victimRef, a))) return timeOk();
+  return false;
+}
+
+/** A non-workload component (ConfigMap, NetworkPolicy, Node, FeatureFlag…) is the deeper cause of its workload's finding. */
+function deeperKind(cause: ComponentRef | undefined, victim: ComponentRef | undefined): boolean {
+  if (!cause || !victim) return false;
+  return !WORKLOAD_KINDS.has(cause.kind) && WORKLOAD_KINDS.has(victim.kind);
+}
+
+function timeOf(f: Finding): Date | undefined {
+  const times = TIME_FACTS.map((k) => f.facts?.[k]).filter((v): v is string => typeof v === 'string' && /^\d{4}-\d\d-\d\dT/.test(v)).map((v) => new Date(v));
+  return times.length ? new Date(Math.min(...times.map((d) => d.getTime()))) : undefined;
+}
+
+function roleOf(p: Placed, f: Finding, ctx: { t: Topology; origins: Placed[]; originAnchors: Set<string>; walk: Walk }): HypothesisRole {
+  if (f.status === 'unrelated') return 'unrelated';
+  if (ctx.origins.includes(p)) return 'origin';
+  if (!p.anchor) return 'unrelated';
+  if (ctx.originAnchors.has(p.anchor) || (p.producer && ctx.originAnchors.has(p.producer) && f.status !== 'ruled_out')) return f.status === 'ruled_out' ? 'unrelated' : 'origin';
+  const ref = refOf(p.anchor);
+  if (ctx.origins.some((o) => dependsOn(ctx.t, ref, refOf(o.anchor)))) return 'victim';
+  if (ctx.walk.starts.some((s) => s.id === p.anchor) && ctx.origins.length) return 'victim';
+  return 'unrelated';
+}
+
+function pathOf(p: Placed, ctx: ReconcileContext): string | undefined {
+  const reached = ctx.walk.reached.get(p.anchor) ?? (p.producer ? ctx.walk.reached.get(p.producer) : undefined);
+  if (!reached) return undefined;
+  const steps = [...reached.path];
+  const c = p.f.component;
+  if (c && nodeId(c) !== reached.id) steps.push({ ref: c });
+  return steps.length > 1 ? pathText(steps) : undefined;
+}
+
+/** The analyzer's scope, then what the graph says depends on the origin (its readers, callers, front doors). */
+function mergeAffected(f: Finding, p: Placed, t: Topology, ctx: ReconcileContext): ComponentRef[] {
+  const seen = new Set<string>();
+  const out: ComponentRef[] = [];
+  const add = (r: ComponentRef) => {
+    const id = nodeId(r);
+    if (seen.has(id)) return;
+    seen.add(id);
+    out.push(r);
+  };
+  for (const r of f.affected ?? []) add(r);
+  const from = f.component && t.has(f.component) ? f.component : p.producer ? refOf(p.producer) : undefined;
+  if (from) {
+    if (WORKLOAD_KINDS.has(from.kind) && from !== f.component) add(from);
+    for (const r of affectedBy(from, t, { limit: 30 })) add(r);
+  }
+  // What the alert names is affected by definition when it depends on the origin.
+  for (const s of ctx.subjects) if (from && nodeId(s.ref) !== nodeId(from) && (!f.component || nodeId(s.ref) !== nodeId(f.component)) && dependsOn(t, s.ref, from)) add(s.ref);
+  return out.slice(0, 40);
+}
+
+function refOf(id: string): ComponentRef {
+  const [kind, namespace, ...name] = id.split('/');
+  return { kind: kind!, ...(namespace ? { namespace } : {}), name: name.join('/') };
+}
