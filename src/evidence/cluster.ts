@@ -13,10 +13,13 @@ import { mineTemplates } from './logs/drain.js';
 import type { KubeReader } from './kubernetes/client.js';
 import type { ContainerLogs } from './kubernetes/surroundings.js';
 import { appContainer } from './kubernetes/workload-evidence.js';
-import { escapeLabelValue, escapeRegex, type CatalogEntry } from './prometheus/catalog.js';
+import { escapeLabelValue, escapeRegex as escapeRegexOnly, type CatalogEntry } from './prometheus/catalog.js';
 import type { PrometheusClient } from './prometheus/client.js';
 import { gatherMetrics } from './prometheus/gather.js';
 import type { MetricSummary } from './prometheus/types.js';
+
+/** A regex literal inside a PromQL double-quoted string: regex metacharacters escaped, then the string's own escapes. */
+const escapeRegex = (v: string): string => escapeLabelValue(escapeRegexOnly(v));
 
 export interface ClusterEvidence {
   metrics: MetricSummary[];

@@ -46,6 +46,8 @@ export interface InvestigationOutcome {
   subjects: Subject[];
   topology?: Topology;
   walk?: Walk;
+  /** The cluster-level input (cluster metrics, jobs, the whole timeline), for the model tools and the record. */
+  cluster?: ClusterTriageInput;
 }
 
 /** The evidence sources an investigation may use; absent ones are reported as gaps. */
@@ -206,6 +208,7 @@ export async function investigateDeterministically(alert: Alert, onset: Date, so
     subjects,
     topology,
     walk,
+    cluster: clusterInput,
   };
 }
 

@@ -11,8 +11,11 @@
  * DB client connection metrics in both names.
  */
 import type { CatalogEntry } from './catalog.js';
-import { escapeLabelValue, escapeRegex, ERROR_RATIO, LATENCY_P99, REQUEST_RATE, DB_POOL_SATURATION } from './catalog.js';
+import { escapeLabelValue, escapeRegex as escapeRegexOnly, ERROR_RATIO, LATENCY_P99, REQUEST_RATE, DB_POOL_SATURATION } from './catalog.js';
 import type { PrometheusClient } from './client.js';
+
+/** A regex literal inside a PromQL double-quoted string: regex metacharacters escaped, then the string's own escapes. */
+const escapeRegex = (v: string): string => escapeLabelValue(escapeRegexOnly(v));
 
 export interface HttpConvention {
   id: string;
@@ -53,11 +56,12 @@ export const HTTP_CONVENTIONS: readonly HttpConvention[] = [
 /** Identity labels that come from the app's own resource attributes: the scrape's `namespace` may be the collector's. */
 const RESOURCE_IDENTITY = new Set(['service_name', 'k8s_deployment_name', 'k8s_statefulset_name', 'destination_workload', 'application', 'app', 'app_kubernetes_io_name', 'job', 'exported_job', 'workload']);
 /** Namespace labels that are the app's own (not the scrape target's). */
-const OWN_NAMESPACE = ['k8s_namespace_name', 'destination_workload_namespace', 'exported_namespace', 'service_namespace'];
+// (OpenTelemetry's `service_namespace` is a logical grouping, often not the Kubernetes namespace: not used.)
+const OWN_NAMESPACE = ['k8s_namespace_name', 'destination_workload_namespace', 'exported_namespace'];
 
 /** Labels that can say a series is the workload's, checked in this order. */
 const IDENTITY = ['destination_workload', 'deployment', 'k8s_deployment_name', 'k8s_statefulset_name', 'dst_deployment', 'workload', 'service', 'service_name', 'application', 'app', 'app_kubernetes_io_name', 'job', 'exported_job', 'pod', 'k8s_pod_name'] as const;
-const NAMESPACE = ['namespace', 'k8s_namespace_name', 'destination_workload_namespace', 'exported_namespace', 'service_namespace'];
+const NAMESPACE = ['namespace', 'k8s_namespace_name', 'destination_workload_namespace', 'exported_namespace'];
 
 const POOL = [
   { id: 'hikaricp', used: 'hikaricp_connections_active', max: 'hikaricp_connections_max', by: 'pool', usedFilter: '' },
@@ -99,7 +103,7 @@ export function discoveryMatchers(w: WorkloadIdentity): string[] {
     `{__name__=~"${names}",destination_workload_namespace="${ns}"}`,
     `{__name__=~"${names}",exported_namespace="${ns}"}`,
     `{__name__=~"${names}",service_name=~"${alt}"}`,
-    `{__name__=~"${names}",job=~"(${escapeRegex(w.namespace)}/)?(${alt})"}`,
+    `{__name__=~"${names}",job=~"(.+/)?(${alt})"}`,
     `{__name__=~"${names}",application=~"${alt}"}`,
   ];
 }

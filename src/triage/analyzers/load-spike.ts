@@ -27,7 +27,8 @@ export const loadSpike: Analyzer = {
     if (!up || !rate) return [];
     const symptoms = targetSymptoms(input);
     const followed = symptoms.metrics.filter((m) => m.start.getTime() >= up.start.getTime() - 60_000);
-    const ownDeploy = deploysOf(input).find((d) => Math.abs(d.at.getTime() - up.start.getTime()) <= 30 * 60_000);
+    // A deploy of its own right before the rise is the likelier story (a client retrying on new errors).
+    const ownDeploy = deploysOf(input).find((d) => d.at.getTime() <= up.start.getTime() + 60_000 && up.start.getTime() - d.at.getTime() <= 10 * 60_000);
     if (ownDeploy) return [];
     const ratio = Math.round((up.after! / up.before!) * 10) / 10;
     const client = changedClient(input, up.start);

@@ -312,8 +312,17 @@ export const clockSkew: ClusterAnalyzer = {
         status = 'open';
         confidence = 0.45;
       }
+      // A clock far ahead makes the tokens it issues "not valid yet" for every other node: then the
+      // errors come from elsewhere, and the one measured skew among healthy clocks is still the cause.
+      const issuesAhead = !!metric && metric.seconds >= 30 && others.length > 0 && hits.some((h) => on.some((p) => p.workload.namespace === h.workload.namespace && p.workload.name === h.workload.name));
+      if (issuesAhead && status !== 'supported') {
+        status = 'supported';
+        confidence = 0.86;
+        supporting.push(...hits.filter((h) => !corroborating.includes(h)).slice(0, 2).map((h) => logHitEvidence(h, 'time-validation errors of the same workload')));
+        refuting.length = 0;
+      }
       // Pods on other nodes fail as often: evidence both ways.
-      if (status === 'supported' && refuting.length) {
+      if (status === 'supported' && refuting.length && !issuesAhead) {
         status = 'inconclusive';
         confidence = Math.min(confidence, 0.5);
       }

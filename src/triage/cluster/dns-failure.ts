@@ -26,9 +26,11 @@ import { changeEvidence, logEvidence, logHits, objectChanges, type LogHit } from
 
 /** Resolver failures (not a refused TCP connect): the wordings of Go, glibc, musl, Node, Java, Python, curl. */
 const DNS_FAIL =
-  /lookup [\w.-]+( on [\d.:\[\]a-f]+)?: (server misbehaving|i\/o timeout|no such host|read udp|dial udp)|Temporary failure in name resolution|getaddrinfo (EAI_AGAIN|ENOTFOUND)|EAI_AGAIN|SERVFAIL|UnknownHostException|Name or service not known|Could not resolve host|name resolution|dns.*(timeout|timed out|fail)|no such host|NXDOMAIN|could not translate host name|nodename nor servname/i;
-const LOOKUP_NAME = /(?:lookup|resolve|host(?:name)?|translate host name)\s+"?([a-z0-9][a-z0-9.-]*[a-z0-9])"?/i;
+  /lookup [\w.-]+( on [\d.:\[\]a-f]+)?: (server misbehaving|i\/o timeout|no such host|read udp|dial udp)|Temporary failure in name resolution|getaddrinfo (EAI_AGAIN|ENOTFOUND)|EAI_AGAIN|SERVFAIL|UnknownHostException|Name or service not known|Could not resolve host|name resolution|dns.*(timeout|timed out|fail)|no such host|NXDOMAIN|could not translate host name|nodename nor servname|dns: A record lookup error|produced zero addresses|DNS resolution failed/i;
+const LOOKUP_NAME = /(?:\b(?:lookup|resolve|host(?:name)?|translate host name)\s+|target is:?\s*|dns:\/\/\/)"?([a-z][a-z0-9.-]*[a-z0-9])(?::\d+)?"?/i;
 const RECENT_MS = 3 * 3600_000;
+/** Words the lookup pattern catches in prose that are not host names. */
+const NOT_NAMES = new Set(['error', 'errors', 'failed', 'failure', 'timeout', 'for', 'of', 'the', 'with', 'on', 'record', 'is', 'name', 'host', 'failed.']);
 
 export const dnsFailure: ClusterAnalyzer = {
   name: 'dns-failure',
@@ -37,7 +39,7 @@ export const dnsFailure: ClusterAnalyzer = {
     if (!hits.length) return [];
     const byWorkload = new Map<string, LogHit[]>();
     for (const h of hits) byWorkload.set(nodeId(h.workload), [...(byWorkload.get(nodeId(h.workload)) ?? []), h]);
-    const names = new Set(hits.map((h) => LOOKUP_NAME.exec(h.example)?.[1] ?? LOOKUP_NAME.exec(h.template)?.[1]).filter((n): n is string => !!n && !n.includes('<')));
+    const names = new Set(hits.flatMap((h) => [...`${h.example} ${h.template}`.matchAll(new RegExp(LOOKUP_NAME, 'gi'))].map((m) => m[1]!)).filter((n) => !n.includes('<') && n === n.toLowerCase() && !NOT_NAMES.has(n)));
     const first = hits.map((h) => h.first).filter((d): d is Date => !!d).sort((a, b) => a.getTime() - b.getTime())[0];
     const failingLookup = [...names][0];
     const out: Finding[] = [];
@@ -88,9 +90,34 @@ export const dnsFailure: ClusterAnalyzer = {
     }
     if (out.length) return out;
 
+    const s = input.cluster.snapshot;
+    // Only names that no Service has fail: DNS answers, the names are wrong (missing-object or a bad
+    // setting). Raised and ruled out, because DNS is what a responder suspects first.
+    const missingNames = [...names].filter((n) => {
+      const host = n.replace(/\.cluster\.local$/, '').split('.');
+      return !s.services.some((x) => x.metadata?.name === host[0] && (host.length < 2 || x.metadata?.namespace === host[1]));
+    });
+    const corednsRef = { kind: 'Deployment', namespace: 'kube-system', name: 'coredns' };
+    if ((names.size > 0 && missingNames.length === names.size) || (byWorkload.size === 1 && names.size <= 1 && hits.every((h) => /NXDOMAIN|no such host|not found|zero addresses|lookup error/i.test(h.example)))) {
+      return [
+        {
+          key: 'dns-failure:kube-system/Deployment/coredns',
+          analyzer: 'dns-failure',
+          family: 'dns-failure',
+          status: 'ruled_out',
+          confidence: 0.05,
+          title: `cluster DNS failing for ${[...byWorkload.keys()].map((k) => k.split('/').pop()).join(', ')}`,
+          component: corednsRef,
+          mechanism: `Lookups fail${failingLookup ? ` for ${[...names].join(', ')}` : ''}, but only for names no Service has: DNS answers, the name is wrong.`,
+          reason: `only ${missingNames.length ? missingNames.join(', ') : 'one name'} fails to resolve, and no Service of that name exists; other lookups succeed`,
+          facts: { ...(failingLookup ? { failingLookup } : {}) },
+          supporting: [],
+          refuting: hits.slice(0, 2).map((h) => logEvidence(h, 'the failing lookup')),
+        },
+      ];
+    }
     // Cluster-wide: several workloads (or several names) fail to resolve.
     if (byWorkload.size < 2 && names.size < 2) return [];
-    const s = input.cluster.snapshot;
     const coreCms = s.configMaps.filter((c) => c.metadata.namespace === 'kube-system' && /coredns|kube-dns/.test(c.metadata.name ?? ''));
     const from = first ?? input.onset;
     const edit = coreCms
