@@ -242,9 +242,14 @@ function fromWords(alert: Alert, t: Topology, ns: string | undefined): Subject[]
     if (!(WORKLOAD_KINDS.has(r.kind) || r.kind === 'Service') || (ns && r.namespace !== ns)) continue;
     const parts = r.name.toLowerCase().split(/[-_.]/).filter(Boolean);
     if (parts.length === 0 || (parts.length === 1 && parts[0]!.length < 4)) continue;
+    // `catalog-service` is "the catalog API" to the people who name alerts: the stem without a generic
+    // suffix matches too, a little weaker than the whole name.
+    const stem = parts.length > 1 && GENERIC_SUFFIX.has(parts[parts.length - 1]!) ? parts.slice(0, -1) : undefined;
+    const stemOk = stem && (stem.length > 1 || stem[0]!.length >= 4);
     for (const { tokens, w } of tokenised) {
-      if (!containsRun(tokens, parts)) continue;
-      const score = w * 10 + parts.length;
+      const whole = containsRun(tokens, parts);
+      if (!whole && !(stemOk && containsRun(tokens, stem!))) continue;
+      const score = w * 10 + parts.length - (whole ? 0 : 1.5);
       const key = `${r.namespace}/${r.name}`;
       const cur = scored.get(key);
       // A workload and its Service share the name: keep the workload.
@@ -255,6 +260,9 @@ function fromWords(alert: Alert, t: Topology, ns: string | undefined): Subject[]
   const best = ranked[0]?.score;
   return ranked.filter((x) => x.score === best).slice(0, 3).map(({ ref, how }) => ({ ref, how }));
 }
+
+/** Name suffixes that say what a component is, not which one. */
+const GENERIC_SUFFIX = new Set(['service', 'svc', 'api', 'server', 'app', 'backend', 'web', 'srv', 'deployment']);
 
 /** Lower-case words of a text, CamelCase and snake_case split: `FrontendLatencyP95` → frontend, latency, p95. */
 function words(text: string): string[] {

@@ -4,9 +4,9 @@
  *
  * The rule: a supported finding is a victim when another supported finding sits further down its
  * dependency path (its component depends on the other's, through the service graph) and did not start
- * after it. Origins are the supported findings nothing explains. A victim's change-based hypothesis
- * ("its own deploy broke it") is ruled out with the origin as the evidence; a victim's symptom
- * stays on the board as open, marked victim. The culprit's own failing pods are never background noise.
+ * after it. Origins are the supported findings nothing explains. A victim's hypotheses are ruled out as
+ * causes with the origin as the evidence: a change-based one ("its own deploy broke it") is refuted, a
+ * symptom ("its pool is full") is kept as true and called a consequence, marked victim. The culprit's own failing pods are never background noise.
  */
 import type { ComponentRef, Evidence } from '../evidence/types.js';
 import { nodeId, WORKLOAD_KINDS, type Topology } from '../topology/graph.js';
@@ -82,9 +82,15 @@ export function reconcileFindings(findings: Finding[], ctx: ReconcileContext): F
     }
   }
   const origins = supported.filter((p) => !explainedBy.has(p));
+  // An open hypothesis on a victim that began after an origin did (the re-login wave's traffic, the
+  // pool that filled once the database locked) is a consequence of it too.
+  for (const p of placed) {
+    if (p.f.status !== 'open' || !p.anchor || !timeOf(p.f)) continue;
+    const cause = origins.find((o) => o !== p && explains(o, p, t) && timeOf(o.f) !== undefined);
+    if (cause) explainedBy.set(p, cause);
+  }
   const originAnchors = new Set(origins.map((o) => o.anchor));
   const originWorkloads = new Set(origins.flatMap((o) => [o.anchor, o.producer].filter((x): x is string => !!x)));
-  const top = origins.reduce((m, o) => Math.max(m, o.f.confidence), 0);
 
   const out: Finding[] = [];
   for (const p of placed) {
@@ -99,9 +105,11 @@ export function reconcileFindings(findings: Finding[], ctx: ReconcileContext): F
     if (cause) {
       const why = `explained further down the path: ${cause.f.title}${pathOf(cause, ctx) ? ` (${pathOf(cause, ctx)})` : ''}`;
       const evidence: Evidence = { kind: 'note', summary: `${cause.f.component ? `${cause.f.component.kind.toLowerCase()}/${cause.f.component.name}` : 'a deeper cause'}: ${cause.f.title}`, citation: cause.f.supporting[0]?.citation ?? { source: 'vigil', ref: cause.f.key } };
+      // As a cause it is ruled out either way; a symptom (a full pool, a failing probe) stays true and is
+      // said to be a consequence, a change-based claim ("its own deploy broke it") is simply refuted.
       f = CHANGE_BLAMING.has(f.analyzer)
         ? { ...f, status: 'ruled_out', confidence: Math.min(f.confidence, 0.2), reason: why, refuting: [...f.refuting, evidence] }
-        : { ...f, status: 'open', confidence: Math.min(f.confidence, Math.max(0.3, top - 0.15)), reason: why };
+        : { ...f, status: 'ruled_out', confidence: Math.min(f.confidence, 0.25), reason: `a consequence, not the cause: ${why}`, refuting: [...f.refuting, evidence] };
     }
     const role = roleOf(p, f, { t, origins, originAnchors, walk: ctx.walk });
     const path = pathOf(p, ctx);
@@ -111,7 +119,17 @@ export function reconcileFindings(findings: Finding[], ctx: ReconcileContext): F
   }
   // Changes near the onset that look like causes and are not: raised, and ruled out with why.
   const originFindings = out.filter((f) => f.role === 'origin' && f.status === 'supported');
-  for (const cleared of clearChanges(ctx.changes ?? [], originFindings, out, ctx)) if (!out.some((f) => f.key === cleared.key)) out.push(cleared);
+  for (const cleared of clearChanges(ctx.changes ?? [], originFindings, out, ctx)) {
+    if (out.some((f) => f.key === cleared.key)) continue;
+    // The same change already on the board as an open "its deploy broke it": that one is cleared, with the reason.
+    const twin = out.findIndex((f) => f.status === 'open' && CHANGE_BLAMING.has(f.analyzer) && f.family === cleared.family && f.component && cleared.component && nodeId(f.component) === nodeId(cleared.component));
+    if (twin >= 0) {
+      const f = out[twin]!;
+      out[twin] = { ...f, status: cleared.status, confidence: Math.min(f.confidence, 0.1), reason: cleared.reason!, refuting: [...f.refuting, ...cleared.refuting] };
+      continue;
+    }
+    out.push(cleared);
+  }
   return out;
 }
 

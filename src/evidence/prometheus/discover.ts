@@ -8,11 +8,12 @@
  * docs/metric-conventions.md): Prometheus client defaults, Micrometer, OpenTelemetry HTTP semantic
  * conventions in the stable and the old names, gRPC, Istio (destination-reported), Linkerd (inbound),
  * OpenTelemetry span metrics, ingress-nginx (per backend Service); pools: HikariCP and the OpenTelemetry
- * DB client connection metrics in both names.
+ * DB client connection metrics in both names; data stores: the exporters' own metrics (stores.ts).
  */
 import type { CatalogEntry } from './catalog.js';
 import { escapeLabelValue, escapeRegex as escapeRegexOnly, ERROR_RATIO, LATENCY_P99, REQUEST_RATE, DB_POOL_SATURATION } from './catalog.js';
 import type { PrometheusClient } from './client.js';
+import { STORE_METRIC_NAMES, storeEntries } from './stores.js';
 
 /** A regex literal inside a PromQL double-quoted string: regex metacharacters escaped, then the string's own escapes. */
 const escapeRegex = (v: string): string => escapeLabelValue(escapeRegexOnly(v));
@@ -94,7 +95,7 @@ function alternatives(w: WorkloadIdentity): string {
 
 /** Series selectors that find the workload's request and pool series in any of the conventions. */
 export function discoveryMatchers(w: WorkloadIdentity): string[] {
-  const names = [...new Set([...HTTP_CONVENTIONS.map((c) => c.requests), ...POOL.flatMap((p) => [p.used, p.max])])].map(escapeRegex).join('|');
+  const names = [...new Set([...HTTP_CONVENTIONS.map((c) => c.requests), ...POOL.flatMap((p) => [p.used, p.max]), ...STORE_METRIC_NAMES])].map(escapeRegex).join('|');
   const ns = escapeLabelValue(w.namespace);
   const alt = alternatives(w);
   return [
@@ -158,6 +159,13 @@ export async function discoverMetrics(client: PrometheusClient, w: WorkloadIdent
     const usedSel = [sel, p.usedFilter].filter(Boolean).join(',');
     out.entries.push({ ...DB_POOL_SATURATION, template: `sum by (${p.by}) (${p.used}{${usedSel}}) / sum by (${p.by}) (${p.max}{${sel}})` });
     break;
+  }
+  // The candidate is a data store with an exporter: its own health in its engine's words.
+  const store = mine.filter((x) => STORE_METRIC_NAMES.includes(x.s['__name__']!));
+  if (store.length) {
+    const first = store[0]!;
+    const same = store.filter((x) => x.id!.label === first.id!.label);
+    out.entries.push(...storeEntries(new Set(same.map((x) => x.s['__name__']!)), selectorFor(same.map((x) => x.s), first.id!, w, false)));
   }
   return out;
 }

@@ -14,7 +14,7 @@
  *
  * Facts (camelCase): `object` (`ConfigMap/checkout-config`), `keys` (comma-separated key names, when
  * managedFields show them), `editor` (field manager, e.g. `kubectl-edit`), `changedAt` (ISO),
- * `usedBy` (how the target reads it), and, when a metric corroborates, `metric`, `before`, `after`.
+ * `usedBy` (how the target reads it: `env`, `envFrom` or `volume`), `via` (the env variable or volume name), and, when a metric corroborates, `metric`, `before`, `after`.
  */
 import type { V1ManagedFieldsEntry, V1PodSpec } from '@kubernetes/client-node';
 import { configRefs, type RelatedObject } from '../../evidence/kubernetes/related.js';
@@ -25,7 +25,7 @@ import { CHANGE_WINDOW_MS } from '../analyzer.js';
 import { objectCitation } from '../citations.js';
 import { clockTime, humanDuration, relativeToOnset } from '../time.js';
 import type { Finding, MitigationProposal } from '../types.js';
-import { fmtLevel, symptomAfter, targetScope, targetSymptoms, CLOSE_AFTER_MS } from './deploy-regression.js';
+import { fmtLevel, metricLabel, metricWord, moved, symptomAfter, targetScope, targetSymptoms, CLOSE_AFTER_MS } from './deploy-regression.js';
 import { dependentSymptoms } from '../downstream.js';
 
 /**
@@ -143,12 +143,19 @@ export const configChange: Analyzer = {
         summary: `pod ${r.pod}: container ${r.container} restarted after the edit (${r.restarts} restarts, last ${r.reason})`,
         citation: objectCitation('Pod', t.namespace, r.pod, 'status.containerStatuses'),
       }));
+      // A restart or rollout of the reader after the edit is how the new values got loaded (`kubectl edit`
+      // then `kubectl rollout restart`): part of this change, not a separate suspect.
+      const applied = input.changes.find(
+        (c) => c.source === 'kubernetes' && (c.kind === 'rollout' || c.kind === 'edit') && c.target.kind === t.kind && c.target.name === t.name && c.target.namespace === t.namespace &&
+          c.at.getTime() >= w.at.getTime() && c.at.getTime() <= onset + 2 * 60_000,
+      );
+      if (applied) restartEvidence.unshift({ kind: 'change', summary: `${applied.summary} at ${clockTime(applied.at)}, ${humanDuration(applied.at.getTime() - w.at.getTime())} after the edit: its pods loaded the new ${obj.kind}`, citation: applied.citation, observedAt: applied.at });
       const facts: Record<string, string | number> = {
         object: objectName,
         ...(keys.length ? { keys: keys.join(',') } : {}),
         editor: w.manager,
         changedAt: w.at.toISOString(),
-        ...(obj.usedBy ? { usedBy: obj.usedBy } : {}),
+        ...(obj.usedBy ? readMode(obj.usedBy) : {}),
       };
       const key = `config-change:${obj.namespace}/${obj.kind}/${obj.name}`;
       const title = `${objectName} edited by \`${who}\`${keyText} ${relativeToOnset(w.at, input.onset)}`;
@@ -164,7 +171,7 @@ export const configChange: Analyzer = {
           title,
           component,
           mechanism: `${mechanism0}; but the symptoms began earlier.`,
-          reason: `${m.metric === 'error_ratio' ? 'errors' : 'latency'} started at ${clockTime(m.start)}, ${humanDuration(w.at.getTime() - m.start.getTime())} BEFORE ${objectName} was edited`,
+          reason: `${metricWord(m.metric)} started at ${clockTime(m.start)}, ${humanDuration(w.at.getTime() - m.start.getTime())} BEFORE ${objectName} was edited`,
           facts,
           supporting: [writeEvidence],
           refuting: [m.evidence],
@@ -180,7 +187,7 @@ export const configChange: Analyzer = {
       // and read the new values, or error lines that name a key it wrote.
       const podsSince = input.kube.pods.filter((p) => p.status?.startTime && new Date(p.status.startTime).getTime() >= w.at.getTime()).length;
       const namesKey = keys.length > 0 && timing.logsAfter.some((l) => keys.some((k) => l.template.includes(k) || l.example.includes(k)));
-      const tied = restarts.length > 0 || podsSince > 0 || namesKey;
+      const tied = restarts.length > 0 || podsSince > 0 || namesKey || !!applied;
       const corroborated = aged ? !!(first || timing.logsAfter.length) && tied : (first && delay <= CLOSE_AFTER_MS) || timing.logsAfter.length > 0 || restarts.length > 0;
       const mitigation: MitigationProposal | undefined =
         w.created && current && previous
@@ -196,12 +203,13 @@ export const configChange: Analyzer = {
         ? `Undoing the rollout brings back the previous ${obj.kind.toLowerCase()} reference.`
         : `Fix: restore the previous value${keys.length > 1 ? 's' : ''}${keys.length ? ` of ${keys.join(', ')}` : ''} in ${objectName} (from source control, or \`kubectl edit ${obj.kind.toLowerCase()} ${obj.name} -n ${obj.namespace}\`)${obj.usedBy?.startsWith('env') ? ` and restart ${t.name}: env from a ${obj.kind} is read only at start` : ''}. A rollout undo would not help: the pod template did not change.`;
       const symptomText = first
-        ? `; ${whose}'s ${first.metric === 'error_ratio' ? '5xx ratio' : 'p99 latency'} rose from ${fmtLevel(first.before, first.unit)} to ${fmtLevel(first.after, first.unit)} starting ${clockTime(first.start)}`
+        ? `; ${whose}'s ${metricLabel(first.metric)} ${moved(first)} from ${fmtLevel(first.before, first.unit)} to ${fmtLevel(first.after, first.unit)} starting ${clockTime(first.start)}`
         : timing.logsAfter.length
           ? `; new error logs since: "${timing.logsAfter[0]!.template.slice(0, 120)}"`
           : restarts.length
             ? `; ${restarts.length} container${restarts.length > 1 ? 's' : ''} restarted after it`
             : '';
+      const appliedText = applied ? ` ${t.name} was restarted at ${clockTime(applied.at)} (${applied.actor}), which loaded it.` : '';
       out.push({
         key,
         analyzer: 'config-change',
@@ -209,7 +217,7 @@ export const configChange: Analyzer = {
         confidence: corroborated ? (first && timing.logsAfter.length ? 0.87 : 0.84) + (w.created ? 0.01 : 0) - (aged ? 0.1 : 0) : 0.55,
         title,
         component,
-        mechanism: `${mechanism0}${symptomText}. ${fix}`,
+        mechanism: `${mechanism0}${symptomText}.${appliedText} ${fix}`,
         scope: `${t.name} (every pod reading ${objectName})${input.kube.dependents.length ? `; callers affected: ${input.kube.dependents.map((d) => d.name).join(', ')}` : ''}`,
         affected: targetScope(input),
         facts: {
@@ -224,3 +232,9 @@ export const configChange: Analyzer = {
     return out;
   },
 };
+
+/** `volume config` → usedBy `volume`, via `config`; `env PAYMENTS_URL` → `env`, `PAYMENTS_URL`. */
+function readMode(usedBy: string): { usedBy: string; via?: string } {
+  const [mode, ...rest] = usedBy.replace(/\s*\(missing!\)$/, '').split(' ');
+  return { usedBy: mode!, ...(rest.length ? { via: rest.join(' ') } : {}) };
+}

@@ -35,7 +35,7 @@ import { objectCitation } from '../citations.js';
 import { clockTime, relativeToOnset } from '../time.js';
 import type { Finding, MitigationProposal } from '../types.js';
 import { clip, containerStatuses, eventEvidence, imageTag, podEvents, revisionEvidence, revisions, rolledOutBefore, servingScope, templateContainer, undoProposal, type Revision } from './crash-loop.js';
-import { fmtLevel, SKEW_MS, targetSymptoms, type MetricSymptom } from './deploy-regression.js';
+import { fmtLevel, metricLabel, moved as shifted, SKEW_MS, targetSymptoms, type MetricSymptom } from './deploy-regression.js';
 
 const NAME = 'cpu-throttling';
 /** Throttled periods / periods that hurt on their own (the catalog's threshold). */
@@ -399,7 +399,7 @@ export const cpuThrottling: Analyzer = {
     if (!changeBeforeThrottle) refuting.push(...causeEvidence);
 
     const symptomText = first
-      ? `; ${first.metric === 'error_ratio' ? 'its 5xx ratio' : 'its p99 latency'} rose from ${fmtLevel(first.before, first.unit)} to ${fmtLevel(first.after, first.unit)} starting ${clockTime(first.start)}`
+      ? `; its ${metricLabel(first.metric)} ${shifted(first)} from ${fmtLevel(first.before, first.unit)} to ${fmtLevel(first.after, first.unit)} starting ${clockTime(first.start)}`
       : probeTimeouts.length
         ? `; its probes time out (${clip(probeTimeouts[0]!.message ?? '', 120)})`
         : '';
@@ -411,7 +411,7 @@ export const cpuThrottling: Analyzer = {
       symptomText +
       '. The container does not crash: requests queue while it waits for its CPU quota.' +
       (!changeBeforeThrottle ? ` The throttling began at ${clockTime(thr.start!)}, before that change, so the change does not explain it.` : '') +
-      (earlier ? ` Its ${earlier.metric === 'error_ratio' ? '5xx ratio' : 'p99 latency'} rose earlier (${clockTime(earlier.start)}), before the throttling.` : '');
+      (earlier ? ` Its ${metricLabel(earlier.metric)} ${shifted(earlier)} earlier (${clockTime(earlier.start)}), before the throttling.` : '');
 
     let status: Finding['status'];
     let confidence: number;

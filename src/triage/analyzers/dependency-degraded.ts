@@ -24,7 +24,7 @@ import type { Analyzer, TriageInput } from '../analyzer.js';
 import { CHANGE_WINDOW_MS } from '../analyzer.js';
 import { clockTime, humanDuration } from '../time.js';
 import type { Finding, MitigationProposal } from '../types.js';
-import { deploysOf, fmtLevel, metricSymptoms, SKEW_MS, targetScope, targetSymptoms } from './deploy-regression.js';
+import { deploysOf, fmtLevel, metricLabel, metricSymptoms, SKEW_MS, targetScope, targetSymptoms } from './deploy-regression.js';
 
 /** Log templates that mean the client-side pool ran dry (pgx, HikariCP, SQLAlchemy, node-postgres, Go database/sql wrappers). */
 export const POOL_EXHAUSTED =
@@ -268,7 +268,7 @@ function downstreamFindings(input: TriageInput): Finding[] {
       component,
       mechanism:
         `${dep.name} (${dep.namespace}), which ${t.name} calls, degraded first: its ${what} rose from ${fmtLevel(m.before, m.unit)} to ${fmtLevel(m.after, m.unit)} starting ${clockTime(m.start)}` +
-        (followed[0] ? `; ${t.name}'s ${followed[0].metric === 'error_ratio' ? '5xx ratio' : 'p99 latency'} followed at ${clockTime(followed[0].start)}` : '') +
+        (followed[0] ? `; ${t.name}'s ${metricLabel(followed[0].metric)} followed at ${clockTime(followed[0].start)}` : '') +
         (naming[0] ? `; ${t.name} logs "${naming[0].template.slice(0, 120)}"` : '') +
         (depChanges[0] ? `. ${dep.name} changed shortly before: ${depChanges[0].summary}` : '') +
         '.',

@@ -30,9 +30,9 @@ export const SKEW_MS = 60_000;
 /** A symptom starting within this long after a change is "right after" it. */
 export const CLOSE_AFTER_MS = 15 * 60_000;
 
-/** A target metric (5xx ratio or p99 latency) that left its baseline upwards. */
+/** A target metric that left its baseline in its bad direction: 5xx ratio or p99 latency, or a store's own health (stores.ts). */
 export interface MetricSymptom {
-  metric: 'error_ratio' | 'latency_p99';
+  metric: string;
   start: Date;
   before: number | null;
   after: number | null;
@@ -57,6 +57,28 @@ export interface Symptoms {
   metricsKnown: boolean;
 }
 
+/** The metric ids a symptom is read from: the request metrics, then a data store's own (when it has an exporter). */
+export const SYMPTOM_METRICS = ['error_ratio', 'latency_p99', 'store_evictions', 'store_memory_ratio', 'store_hit_ratio', 'store_connections_ratio', 'store_locks', 'store_oldest_tx', 'store_up', 'store_replication_lag'] as const;
+
+const METRIC_LABELS: Record<string, [label: string, word: string]> = {
+  error_ratio: ['5xx ratio', 'errors'],
+  latency_p99: ['p99 latency', 'latency'],
+  store_evictions: ['evictions', 'evictions'],
+  store_memory_ratio: ['memory use against its limit', 'memory use'],
+  store_hit_ratio: ['cache hit ratio', 'cache misses'],
+  store_connections_ratio: ['connections against max_connections', 'connections'],
+  store_locks: ['lock count', 'lock waits'],
+  store_oldest_tx: ['oldest transaction age', 'long transactions'],
+  store_up: ['exporter reachability', 'unreachability'],
+  store_replication_lag: ['replication lag', 'replication lag'],
+};
+/** `5xx ratio`, `p99 latency`, `evictions`… for a symptom's metric id. */
+export const metricLabel = (id: string): string => METRIC_LABELS[id]?.[0] ?? id.replace(/_/g, ' ');
+/** `errors`, `latency`… as in "errors started at 10:02". */
+export const metricWord = (id: string): string => METRIC_LABELS[id]?.[1] ?? id.replace(/_/g, ' ');
+/** "rose" or "fell", from the symptom's levels. */
+export const moved = (m: { before: number | null; after: number | null }): string => (m.before !== null && m.after !== null && m.after < m.before ? 'fell' : 'rose');
+
 const FAILURE_TEXT = /error|fail|exception|panic|fatal|timeout|timed out|refused|unavailable|no such host|deadline|reset by peer|5\d\d\b/i;
 
 const round = (x: number | null | undefined): number | null => (x === null || x === undefined ? null : Number(x.toPrecision(3)));
@@ -66,12 +88,12 @@ function deviatedLevel(s: SeriesSummary): number | null {
   return round(shift ? shift.after : s.max);
 }
 
-/** The upward deviations of one summary, as symptoms. */
-export function metricSymptoms(summary: MetricSummary | undefined): (Omit<MetricSymptom, 'metric'> & { series: SeriesSummary })[] {
+/** The deviations of one summary in its bad direction (or the one asked for), as symptoms. */
+export function metricSymptoms(summary: MetricSummary | undefined, direction?: 'up' | 'down'): (Omit<MetricSymptom, 'metric'> & { series: SeriesSummary })[] {
   if (!summary || summary.status !== 'success') return [];
   const out: (Omit<MetricSymptom, 'metric'> & { series: SeriesSummary })[] = [];
   for (const s of summary.series) {
-    if (!s.deviationStart || s.deviationDirection !== 'up') continue;
+    if (!s.deviationStart || s.deviationDirection !== (direction ?? (summary.badWhen === 'low' ? 'down' : 'up'))) continue;
     const evidence = metricEvidence({ ...summary, series: [s] })[0];
     if (!evidence) continue;
     out.push({ start: s.deviationStart, before: round(s.baseline?.median), after: deviatedLevel(s), unit: summary.unit, evidence, series: s });
@@ -82,7 +104,7 @@ export function metricSymptoms(summary: MetricSummary | undefined): (Omit<Metric
 /** The target's symptoms: 5xx ratio / p99 latency deviating up, and failure-like log templates new since the onset. */
 export function targetSymptoms({ metrics, logs, kube }: Pick<TriageInput, 'metrics' | 'logs' | 'kube'>): Symptoms {
   const out: Symptoms = { metrics: [], logs: [], metricsKnown: false };
-  for (const id of ['error_ratio', 'latency_p99'] as const) {
+  for (const id of SYMPTOM_METRICS) {
     const summary = metrics?.summaries.find((s) => s.id === id);
     if (summary?.status === 'success') out.metricsKnown = true;
     for (const m of metricSymptoms(summary)) out.metrics.push({ metric: id, start: m.start, before: m.before, after: m.after, unit: m.unit, evidence: m.evidence });
@@ -319,8 +341,8 @@ export const deployRegression: Analyzer = {
           confidence: 0.05,
           title,
           component,
-          mechanism: `${t.name} was deployed (${what || latest.summary}) at ${clockTime(at)}, but its ${m.metric === 'error_ratio' ? '5xx ratio' : 'p99 latency'} had already left its baseline at ${clockTime(m.start)}.`,
-          reason: `the ${m.metric === 'error_ratio' ? 'errors' : 'latency'} started at ${clockTime(m.start)}, ${humanDuration(at.getTime() - m.start.getTime())} BEFORE the deploy at ${clockTime(at)}`,
+          mechanism: `${t.name} was deployed (${what || latest.summary}) at ${clockTime(at)}, but its ${metricLabel(m.metric)} had already left its baseline at ${clockTime(m.start)}.`,
+          reason: `the ${metricWord(m.metric)} started at ${clockTime(m.start)}, ${humanDuration(at.getTime() - m.start.getTime())} BEFORE the deploy at ${clockTime(at)}`,
           facts: { ...deployFacts, metric: m.metric, symptomStart: m.start.toISOString() },
           supporting: changes,
           refuting: [m.evidence],
@@ -402,7 +424,7 @@ export const deployRegression: Analyzer = {
     }
     const close = timing.delayMs === undefined || timing.delayMs <= CLOSE_AFTER_MS;
     const symptomFacts = first ? { metric: first.metric, ...(first.before !== null ? { before: first.before } : {}), ...(first.after !== null ? { after: first.after } : {}), symptomStart: first.start.toISOString() } : {};
-    const rise = first ? `${first.metric === 'error_ratio' ? '5xx ratio' : 'p99 latency'} rose from ${fmtLevel(first.before, first.unit)} to ${fmtLevel(first.after, first.unit)} starting ${clockTime(first.start)}, ${humanDuration(first.start.getTime() - at.getTime())} after it` : `new error logs appeared after it`;
+    const rise = first ? `${metricLabel(first.metric)} ${moved(first)} from ${fmtLevel(first.before, first.unit)} to ${fmtLevel(first.after, first.unit)} starting ${clockTime(first.start)}, ${humanDuration(first.start.getTime() - at.getTime())} after it` : `new error logs appeared after it`;
     return [
       {
         ...base,

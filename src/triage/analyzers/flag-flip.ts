@@ -13,7 +13,7 @@ import type { Analyzer, TriageInput } from '../analyzer.js';
 import { CHANGE_WINDOW_MS } from '../analyzer.js';
 import { clockTime, humanDuration, relativeToOnset } from '../time.js';
 import type { Finding, MitigationProposal } from '../types.js';
-import { fmtLevel, symptomAfter, targetScope, targetSymptoms, CLOSE_AFTER_MS } from './deploy-regression.js';
+import { fmtLevel, metricLabel, metricWord, moved, symptomAfter, targetScope, targetSymptoms, CLOSE_AFTER_MS } from './deploy-regression.js';
 
 const OPPOSITE: Record<string, string> = { on: 'off', off: 'on', true: 'false', false: 'true', enabled: 'disabled', disabled: 'enabled' };
 
@@ -64,7 +64,7 @@ export const flagFlip: Analyzer = {
           title,
           component,
           mechanism: `Flag ${flag} (used by ${t.name}) went ${flipText} at ${clockTime(c.at)}, after the symptoms began.`,
-          reason: `${m.metric === 'error_ratio' ? 'errors' : 'latency'} started at ${clockTime(m.start)}, ${humanDuration(c.at.getTime() - m.start.getTime())} BEFORE the flip`,
+          reason: `${metricWord(m.metric)} started at ${clockTime(m.start)}, ${humanDuration(c.at.getTime() - m.start.getTime())} BEFORE the flip`,
           facts,
           supporting: [change],
           refuting: [m.evidence],
@@ -85,7 +85,7 @@ export const flagFlip: Analyzer = {
           }
         : undefined;
       const symptomText = first
-        ? `; ${t.name}'s ${first.metric === 'error_ratio' ? '5xx ratio' : 'p99 latency'} rose from ${fmtLevel(first.before, first.unit)} to ${fmtLevel(first.after, first.unit)} starting ${clockTime(first.start)}, ${humanDuration(first.start.getTime() - c.at.getTime())} later`
+        ? `; ${t.name}'s ${metricLabel(first.metric)} ${moved(first)} from ${fmtLevel(first.before, first.unit)} to ${fmtLevel(first.after, first.unit)} starting ${clockTime(first.start)}, ${humanDuration(first.start.getTime() - c.at.getTime())} later`
         : timing.logsAfter.length
           ? `; new error logs since: "${timing.logsAfter[0]!.template.slice(0, 120)}"`
           : '';

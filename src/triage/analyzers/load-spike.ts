@@ -11,7 +11,7 @@ import { nodeId, refOfId } from '../../topology/graph.js';
 import type { Analyzer, TriageInput } from '../analyzer.js';
 import { clockTime, humanDuration } from '../time.js';
 import type { Finding } from '../types.js';
-import { deploysOf, metricSymptoms, targetSymptoms } from './deploy-regression.js';
+import { deploysOf, metricLabel, metricSymptoms, targetSymptoms } from './deploy-regression.js';
 import { managedFieldChanges } from '../../changes/kubernetes.js';
 import { objectCitation } from '../citations.js';
 
@@ -23,7 +23,7 @@ export const loadSpike: Analyzer = {
     const t = input.kube.target;
     if (!t || !input.kube.workload) return [];
     const rate = input.metrics?.summaries.find((s) => s.id === 'request_rate' && s.status === 'success');
-    const up = metricSymptoms(rate).find((m) => m.before && m.after && m.after / m.before >= 3 && input.onset.getTime() - m.start.getTime() <= WINDOW_MS);
+    const up = metricSymptoms(rate, 'up').find((m) => m.before && m.after && m.after / m.before >= 3 && input.onset.getTime() - m.start.getTime() <= WINDOW_MS);
     if (!up || !rate) return [];
     const symptoms = targetSymptoms(input);
     const followed = symptoms.metrics.filter((m) => m.start.getTime() >= up.start.getTime() - 60_000);
@@ -44,10 +44,10 @@ export const loadSpike: Analyzer = {
         confidence: client ? 0.86 : followed.length ? 0.72 : 0.5,
         title: `${t.name} gets ${ratio}× its usual traffic${client ? ` from ${client.ref.name} since its change` : ''}`,
         component,
-        mechanism: `${t.name}'s request rate rose from ${up.before} to ${up.after} req/s (×${ratio}) at ${clockTime(up.start)}${followed.length ? `; its ${followed.map((m) => (m.metric === 'error_ratio' ? '5xx ratio' : 'p99 latency')).join(' and ')} followed` : ''}${client ? `; ${client.ref.name} was changed just before (${client.summary})` : '; no deploy of its own explains it'}.`,
+        mechanism: `${t.name}'s request rate rose from ${up.before} to ${up.after} req/s (×${ratio}) at ${clockTime(up.start)}${followed.length ? `; its ${followed.map((m) => metricLabel(m.metric)).join(' and ')} followed` : ''}${client ? `; ${client.ref.name} was changed just before (${client.summary})` : '; no deploy of its own explains it'}.`,
         scope: `${t.name} and everything that calls it`,
         affected: [{ kind: t.kind, namespace: t.namespace, name: t.name }, ...input.kube.services.map((s) => ({ kind: 'Service', namespace: t.namespace, name: s.service.metadata?.name ?? '?' }))],
-        facts: { metric: 'request_rate', before: up.before!, after: up.after!, ratio, ...(client ? { client: client.ref.name } : {}) },
+        facts: { metric: 'request_rate', before: up.before!, after: up.after!, ratio, since: up.start.toISOString(), ...(client ? { client: client.ref.name } : {}) },
         supporting,
         refuting: [],
       },

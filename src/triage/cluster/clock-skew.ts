@@ -312,9 +312,19 @@ export const clockSkew: ClusterAnalyzer = {
         status = 'open';
         confidence = 0.45;
       }
-      // A clock far ahead makes the tokens it issues "not valid yet" for every other node: then the
-      // errors come from elsewhere, and the one measured skew among healthy clocks is still the cause.
-      const issuesAhead = !!metric && metric.seconds >= 30 && others.length > 0 && hits.some((h) => on.some((p) => p.workload.namespace === h.workload.namespace && p.workload.name === h.workload.name));
+      // A replica that arrived on the bad clock issues tokens every other replica finds "not valid yet":
+      // then the errors come from elsewhere, yet begin when that pod started. (Errors that were there
+      // before it came are the healthy nodes' own trouble.) The pod's start is stamped by the skewed
+      // kubelet, so the comparison allows the skew itself.
+      const firstError = hits.map((h) => h.first?.getTime()).filter((x): x is number => x !== undefined).sort((a, b) => a - b)[0];
+      const newcomer = on.find((p) => {
+        const started = p.pod.status?.startTime ? new Date(p.pod.status.startTime).getTime() : undefined;
+        if (started === undefined || firstError === undefined || !metric) return false;
+        const slack = metric.seconds * 1000 + 60_000;
+        return (!metric.since || started >= metric.since.getTime() - slack) && firstError >= started - slack && firstError - started <= 30 * 60_000 &&
+          hits.some((h) => h.workload.namespace === p.workload.namespace && h.workload.name === p.workload.name);
+      });
+      const issuesAhead = !!metric && metric.seconds >= 30 && others.length > 0 && !!newcomer;
       if (issuesAhead && status !== 'supported') {
         status = 'supported';
         confidence = 0.86;
