@@ -97,9 +97,15 @@ export function clearChanges(changes: RankedChange[], origins: Finding[], existi
 function componentOf(c: RankedChange, ctx: ReconcileContext): ComponentRef | undefined {
   const s = ctx.topology.snapshot;
   if (c.target.kind === 'HelmRelease') {
-    const w = [...s.deployments.map((d) => ({ d, kind: 'Deployment' })), ...s.statefulSets.map((d) => ({ d, kind: 'StatefulSet' }))].find(
+    // A write Helm made to one object names it in its citation.
+    const cited = /\/(deployments|statefulsets|daemonsets)\/([^/#?]+)/.exec(c.citation.ref);
+    if (cited) return { kind: cited[1] === 'deployments' ? 'Deployment' : cited[1] === 'statefulsets' ? 'StatefulSet' : 'DaemonSet', namespace: c.target.namespace, name: cited[2]! };
+    const members = [...s.deployments.map((d) => ({ d, kind: 'Deployment' })), ...s.statefulSets.map((d) => ({ d, kind: 'StatefulSet' }))].filter(
       ({ d }) => d.metadata?.namespace === c.target.namespace && (d.metadata?.annotations?.['meta.helm.sh/release-name'] === c.target.name || d.metadata?.name === c.target.name),
     );
+    // A release of several workloads: the ones Helm wrote at the upgrade's time, else the one named like the release.
+    const written = members.filter(({ d }) => (d.metadata?.managedFields ?? []).some((e) => e.manager === 'helm' && e.time && Math.abs(new Date(e.time).getTime() - c.at.getTime()) <= 60_000));
+    const w = written.length === 1 ? written[0] : members.length === 1 ? members[0] : members.find(({ d }) => d.metadata?.name === c.target.name);
     return w ? { kind: w.kind, namespace: c.target.namespace, name: w.d.metadata?.name ?? c.target.name } : undefined;
   }
   if (c.target.kind === 'Repository' || c.target.kind === 'Service') {

@@ -122,13 +122,9 @@ export function reconcileFindings(findings: Finding[], ctx: ReconcileContext): F
   for (const cleared of clearChanges(ctx.changes ?? [], originFindings, out, ctx)) {
     if (out.some((f) => f.key === cleared.key)) continue;
     // The same change already on the board as an open "its deploy broke it": that one is cleared, with the reason.
-    const twin = out.findIndex((f) => f.status === 'open' && CHANGE_BLAMING.has(f.analyzer) && f.family === cleared.family && f.component && cleared.component && nodeId(f.component) === nodeId(cleared.component));
-    if (twin >= 0) {
-      const f = out[twin]!;
-      out[twin] = { ...f, status: cleared.status, confidence: Math.min(f.confidence, 0.1), reason: cleared.reason!, refuting: [...f.refuting, ...cleared.refuting] };
-      continue;
-    }
-    out.push(cleared);
+    const twins = out.map((f, i) => ({ f, i })).filter(({ f }) => f.status === 'open' && CHANGE_BLAMING.has(f.analyzer) && f.family === cleared.family && f.component && cleared.component && nodeId(f.component) === nodeId(cleared.component));
+    for (const { f, i } of twins) out[i] = { ...f, status: cleared.status, confidence: Math.min(f.confidence, 0.1), reason: cleared.reason!, refuting: [...f.refuting, ...cleared.refuting] };
+    if (!twins.length) out.push(cleared);
   }
   return out;
 }

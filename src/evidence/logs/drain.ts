@@ -160,11 +160,25 @@ export class DrainMiner {
   }
 }
 
-/** Error patterns first, then by count (descending), then by first appearance. */
+/** The head line of an exception or crash that carries no level of its own (`KeyError: 'X'`, `panic: …`). */
+const CAUSE_LINE = /(^|[\s\]>|])(panic:|fatal error:|FATAL\b|[A-Z]\w*(Error|Exception)\b:|Caused by:)/;
+/** Stack frames and traceback furniture: many lines, little meaning. */
+const FRAME_LINE = /^(\s*File "|\s*at [\w$.<>]+\(|goroutine \d+|\s*[\w./-]+\.go:\d+|Traceback \(most recent call last\)|\.\.\. \d+ more|[\^~]+$)/;
+
+function tier(p: LogPattern): number {
+  if (p.level === 'error') return 0;
+  if (!p.level && CAUSE_LINE.test(p.example || p.template)) return 1;
+  if (!p.level && FRAME_LINE.test(p.example || p.template)) return 3;
+  return 2;
+}
+
+/**
+ * Error patterns first, then the level-less head lines of exceptions (a Python traceback ends with
+ * `KeyError: 'X'` and no level: it must not be folded away under its own stack frames), then the rest
+ * by count (descending) and first appearance, stack frames last.
+ */
 export function comparePatterns(a: LogPattern & { seq?: number }, b: LogPattern & { seq?: number }): number {
-  const ae = a.level === 'error' ? 0 : 1;
-  const be = b.level === 'error' ? 0 : 1;
-  return ae - be || b.count - a.count || (a.seq ?? 0) - (b.seq ?? 0);
+  return tier(a) - tier(b) || b.count - a.count || (a.seq ?? 0) - (b.seq ?? 0);
 }
 
 /** Keep the first `max - 1` patterns of a sorted list and fold the rest into one "other" entry. */

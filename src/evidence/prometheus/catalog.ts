@@ -41,7 +41,9 @@ const CONTAINERS = 'namespace="$namespace",pod=~"$pods",container!="",container!
 export const ERROR_RATIO: CatalogEntry = {
   id: 'error_ratio',
   title: 'HTTP 5xx ratio',
-  template: `sum(rate(http_requests_total{${HTTP},code=~"5.."}[1m])) / sum(rate(http_requests_total{${HTTP}}[1m]))`,
+  // Client libraries create a status code's series at its first request: before the first 5xx there is
+  // no error series at all, and a bare ratio would be absent (not 0) for the whole healthy baseline.
+  template: `(sum(rate(http_requests_total{${HTTP},code=~"5.."}[1m])) or vector(0)) / sum(rate(http_requests_total{${HTTP}}[1m]))`,
   unit: 'ratio',
   badWhen: 'high',
   threshold: 0.05,
@@ -156,9 +158,22 @@ export function escapeRegex(value: string): string {
   return value.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
-/** Deployment `<name>-<hash>-<id>`, StatefulSet `<name>-<ordinal>`, DaemonSet `<name>-<id>`. */
+/**
+ * What follows a workload's name in its pods' names: Deployment `-<hash>-<id>` (a ReplicaSet hash of up
+ * to 10 characters, a 5-character id), StatefulSet `-<ordinal>`, DaemonSet/Job `-<id>`. Exact, so that
+ * `cart`'s pods do not take in `cart-cache-0` or `cart-worker-7c9d8f6b5-q1w2e`.
+ */
+export const POD_NAME_SUFFIX = '([a-z0-9]{1,10}-[a-z0-9]{5}|[0-9]+|[a-z0-9]{5})';
+const POD_NAME_SUFFIX_RE = new RegExp(`^${POD_NAME_SUFFIX}$`);
+
+/** Is `pod` one of `workload`'s pods by name alone? */
+export function isPodOf(workload: string, pod: string): boolean {
+  return pod.startsWith(`${workload}-`) && POD_NAME_SUFFIX_RE.test(pod.slice(workload.length + 1));
+}
+
+/** The RE2 regex (anchored by Prometheus) of a workload's pod names. */
 export function defaultPodRegex(workload: string): string {
-  return `${escapeRegex(workload)}-([a-z0-9]+-)?[a-z0-9]+`;
+  return `${escapeRegex(workload)}-${POD_NAME_SUFFIX}`;
 }
 
 /** Fill a template for a target: every value is escaped, so a hostile label value cannot change the query. */

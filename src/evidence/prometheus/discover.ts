@@ -11,7 +11,7 @@
  * DB client connection metrics in both names; data stores: the exporters' own metrics (stores.ts).
  */
 import type { CatalogEntry } from './catalog.js';
-import { escapeLabelValue, escapeRegex as escapeRegexOnly, ERROR_RATIO, LATENCY_P99, REQUEST_RATE, DB_POOL_SATURATION } from './catalog.js';
+import { escapeLabelValue, escapeRegex as escapeRegexOnly, ERROR_RATIO, LATENCY_P99, REQUEST_RATE, DB_POOL_SATURATION, isPodOf, POD_NAME_SUFFIX } from './catalog.js';
 import type { PrometheusClient } from './client.js';
 import { STORE_METRIC_NAMES, storeEntries } from './stores.js';
 
@@ -122,7 +122,7 @@ function identityOf(series: Record<string, string>, w: WorkloadIdentity): { labe
     // `namespace` is the scrape target's: it must match for pod- and Service-level labels, not for the app's own attributes.
     if (!scrapeNsMatches && !RESOURCE_IDENTITY.has(label)) continue;
     if (label === 'pod' || label === 'k8s_pod_name') {
-      if (pods.has(v) || v.startsWith(`${w.name}-`)) return { label, value: v };
+      if (pods.has(v) || isPodOf(w.name, v)) return { label, value: v };
       continue;
     }
     const bare = label === 'job' || label === 'exported_job' ? v.split('/').pop()! : v;
@@ -146,7 +146,8 @@ export async function discoverMetrics(client: PrometheusClient, w: WorkloadIdent
     out.convention = c.id;
     out.selector = base;
     out.entries.push(
-      { ...ERROR_RATIO, template: `sum(rate(${c.requests}{${base},${c.errors}}[1m])) / sum(rate(${c.requests}{${base}}[1m]))` },
+      // `or vector(0)`: no error series exists before the first error (see catalog.ts).
+      { ...ERROR_RATIO, template: `(sum(rate(${c.requests}{${base},${c.errors}}[1m])) or vector(0)) / sum(rate(${c.requests}{${base}}[1m]))` },
       { ...REQUEST_RATE, template: `sum(rate(${c.requests}{${base}}[1m]))` },
     );
     if (c.bucket) out.entries.push({ ...LATENCY_P99, template: `histogram_quantile(0.99, sum by (le) (rate(${c.bucket}{${base}}[1m])))${scale}` });
@@ -179,10 +180,12 @@ function matchesFixed(series: Record<string, string>, fixed: string): boolean {
 
 /** The narrowest matchers that select the workload's series: its namespace label and identity label. */
 function selectorFor(series: Record<string, string>[], id: { label: string; value: string }, w: WorkloadIdentity, edge: boolean): string {
-  const nsLabel = NAMESPACE.find((l) => series[0]![l] === w.namespace);
+  // At the edge (ingress-nginx) `namespace` is often the controller's and the Ingress's is `exported_namespace`:
+  // whichever carries the workload's namespace narrows it (a same-named Service elsewhere shares the controller).
+  const nsLabel = (edge ? ['exported_namespace', ...NAMESPACE] : NAMESPACE).find((l) => series.some((s) => s[l] === w.namespace));
   const parts: string[] = [];
-  if (nsLabel && !edge) parts.push(`${nsLabel}="${escapeLabelValue(w.namespace)}"`);
-  if (id.label === 'pod' || id.label === 'k8s_pod_name') parts.push(`${id.label}=~"${escapeRegex(w.name)}-.+"`);
+  if (nsLabel) parts.push(`${nsLabel}="${escapeLabelValue(w.namespace)}"`);
+  if (id.label === 'pod' || id.label === 'k8s_pod_name') parts.push(`${id.label}=~"${escapeRegex(w.name)}-${POD_NAME_SUFFIX}"`);
   else if (edge) parts.push(`${id.label}=~"${w.services.map(escapeRegex).join('|') || escapeRegex(w.name)}"`);
   else {
     const values = [...new Set(series.map((s) => s[id.label]).filter((v): v is string => !!v))];

@@ -220,7 +220,8 @@ interface Crash {
 /** Lines that are stack frames or headers, never the cause itself. */
 const FRAME = /^(\s|goroutine \d+|\/|[\w./]+\.go:\d+|\S+\(.*\)$|Traceback \(most recent call last\)|File "|at [\w$.]+\(|\.\.\. \d+ more|\[signal )/;
 /** The line that states the cause. */
-const CAUSE = /^(panic:|fatal error:|FATAL|\w*(Error|Exception)\b:|Caused by:)|nil pointer|segmentation|unhandled|uncaught/i;
+// After an optional timestamp or logger prefix (`<TS> KeyError: 'X'`, `[main] FATAL …`).
+const CAUSE = /(^|[\s\]>|])(panic:|fatal error:|FATAL\b|[A-Z]\w*(Error|Exception)\b:|Caused by:)|nil pointer|segmentation|unhandled|uncaught/i;
 const ERRORISH = /refused|no such host|timeout|timed out|denied|forbidden|unauthori[sz]ed|not found|no such file|cannot|can't|could not|unable to|failed|missing|invalid|exit/i;
 
 /** How well a log template explains a crash: the cause line ranks above error-level lines, which rank above error-ish words. */

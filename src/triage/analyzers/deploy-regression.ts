@@ -257,9 +257,14 @@ function revisions(input: TriageInput): number[] {
     .sort((a, b) => b - a);
 }
 
+const CANNOT_START = ['CrashLoopBackOff', 'ErrImagePull', 'ImagePullBackOff', 'CreateContainerConfigError', 'CreateContainerError', 'RunContainerError', 'InvalidImageName'];
+
+/** Pods that crash, cannot pull or create their containers, or hang in an init container: the pods family names why. */
 function crashing(input: TriageInput): boolean {
-  return input.kube.pods.some((p) =>
-    (p.status?.containerStatuses ?? []).some((c) => ['CrashLoopBackOff', 'ErrImagePull', 'ImagePullBackOff', 'CreateContainerConfigError'].includes(c.state?.waiting?.reason ?? '') || c.lastState?.terminated?.reason === 'OOMKilled'),
+  return input.kube.pods.some(
+    (p) =>
+      (p.status?.containerStatuses ?? []).some((c) => CANNOT_START.includes(c.state?.waiting?.reason ?? '') || c.lastState?.terminated?.reason === 'OOMKilled') ||
+      (p.status?.phase === 'Pending' && (p.status?.initContainerStatuses ?? []).some((c) => !(c.state?.terminated && c.state.terminated.exitCode === 0) || CANNOT_START.includes(c.state?.waiting?.reason ?? ''))),
   );
 }
 

@@ -21,9 +21,11 @@ import type { Analyzer, TriageInput } from '../analyzer.js';
 import { objectCitation } from '../citations.js';
 import { clockTime, relativeToOnset } from '../time.js';
 import type { Finding } from '../types.js';
-import { clip, containerStatuses, eventEvidence, podContainer, podEvents, revisionEvidence, revisions, rolledOutBefore, servingScope, templateContainer, undoProposal } from './crash-loop.js';
+import { clip, containerStatuses, eventAt, eventEvidence, podContainer, podEvents, revisionEvidence, revisions, rolledOutBefore, servingScope, templateContainer, undoProposal } from './crash-loop.js';
 
 type ProbeKind = 'readiness' | 'liveness' | 'startup';
+/** Probe failures that ended this long before the onset, with all pods Ready, are over. */
+const STALE_MS = 10 * 60_000;
 const PROBE_FIELD: Record<ProbeKind, 'readinessProbe' | 'livenessProbe' | 'startupProbe'> = { readiness: 'readinessProbe', liveness: 'livenessProbe', startup: 'startupProbe' };
 const UNHEALTHY = /^(Readiness|Liveness|Startup) probe (?:failed|errored):\s*(.*)$/s;
 const URL = /(?:Get|Head) "?(https?):\/\/[^/:"]+:(\d+)(\/[^"\s]*)?"?/;
@@ -168,6 +170,26 @@ export const failingProbe: Analyzer = {
     }
 
     const notReady = kube.pods.filter((p) => (p.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status !== 'True'));
+    // Probes that failed a few times while pods started, long before the onset, with every pod Ready now,
+    // are how start-up looks: a look-alike, not the cause.
+    const lastFailure = Math.max(...analysed.flatMap((a) => a.f.events.map((e) => eventAt(e)?.getTime() ?? 0)));
+    if (notReady.length === 0 && kube.pods.length > 0 && onset.getTime() - lastFailure > STALE_MS && !analysed.some((a) => a.f.probe === 'liveness')) {
+      return [
+        {
+          key: `failing-probe:${t.namespace}/${t.kind}/${t.name}`,
+          analyzer: 'failing-probe',
+          status: 'ruled_out',
+          confidence: 0.05,
+          title: `${t.name} ${f.probe} probe failing`,
+          component,
+          mechanism: `The ${f.probe} probe of ${f.container} failed ${f.count} time${f.count === 1 ? '' : 's'} ("${clip(f.message, 160)}"), last at ${clockTime(new Date(lastFailure))}.`,
+          reason: `the failures stopped ${relativeToOnset(new Date(lastFailure), onset)} and all ${kube.pods.length} pods are Ready: a start-up transient`,
+          facts,
+          supporting: [],
+          refuting: [eventEvidence(newest)],
+        },
+      ];
+    }
     const restarts = f.probe === 'liveness' ? podEvents(kube, f.pods, onset, /^Killing$/).filter((e) => /failed liveness probe/i.test(e.message ?? '')) : [];
     if (restarts[0]) supporting.push(eventEvidence(restarts[0]));
     const problem =

@@ -26,6 +26,7 @@ import { CHANGE_WINDOW_MS } from '../analyzer.js';
 import { clockTime, humanDuration, relativeToOnset } from '../time.js';
 import type { Finding } from '../types.js';
 import { targetScope } from './deploy-regression.js';
+import { nodeId, refOfId } from '../../topology/graph.js';
 
 type Verdict = 'yes' | 'no' | 'unknown';
 
@@ -139,18 +140,41 @@ export function neededDependencies(input: TriageInput): NeededPeer[] {
   return [...out.values()];
 }
 
-/** Callers of the target in its namespace, with the labels of their pods, on the target's container ports. */
+/**
+ * Callers of the target, with the labels of their pods, on the port they reach it on: the env-named
+ * dependents, and every workload the cluster's service graph says calls it or one of its Services (in
+ * any namespace: a namespace selector is decidable on the automatic name label).
+ */
 function neededCallers(input: TriageInput): NeededPeer[] {
   const t = input.kube.target!;
-  const ports = (input.kube.workload?.spec?.template?.spec?.containers ?? []).flatMap((c) => (c.ports ?? []).map((p) => ({ port: p.containerPort, protocol: (p.protocol ?? 'TCP') as 'TCP' | 'UDP' })));
+  const containerPorts = (input.kube.workload?.spec?.template?.spec?.containers ?? []).flatMap((c) => (c.ports ?? []).map((p) => ({ port: p.containerPort, protocol: (p.protocol ?? 'TCP') as 'TCP' | 'UDP' })));
+  // Without declared container ports, the Services' numeric target ports say where traffic lands.
+  const servicePorts = input.kube.services.flatMap(({ service }) => (service.spec?.ports ?? []).map((p) => ({ port: typeof p.targetPort === 'number' ? p.targetPort : /^\d+$/.test(String(p.targetPort ?? '')) ? Number(p.targetPort) : p.port, protocol: (p.protocol ?? 'TCP') as 'TCP' | 'UDP' })));
+  const ports = containerPorts.length ? containerPorts : servicePorts;
   if (!ports.length) return [];
-  const out: NeededPeer[] = [];
+  const out = new Map<string, NeededPeer>();
+  const add = (namespace: string, name: string, labels: Record<string, string> | undefined) => {
+    const label = `${namespace}/${name}`;
+    if (!out.has(label)) out.set(label, { label, namespace, ...(labels ? { labels } : {}), port: ports[0]!.port, protocol: ports[0]!.protocol });
+  };
   for (const d of input.kube.dependents) {
     const pod = input.kube.namespacePods.find((p) => p.metadata?.name?.startsWith(`${d.name}-`));
-    const labels = pod?.metadata?.labels;
-    out.push({ label: `${t.namespace}/${d.name}`, namespace: t.namespace, ...(labels ? { labels } : {}), port: ports[0]!.port, protocol: ports[0]!.protocol });
+    add(t.namespace, d.name, pod?.metadata?.labels);
   }
-  return out;
+  const c = input.cluster;
+  if (c) {
+    const me = nodeId({ kind: t.kind, namespace: t.namespace, name: t.name });
+    const entries = [me, ...c.topology.incoming(me).filter((e) => e.kind === 'selects').map((e) => e.from)];
+    for (const id of entries) {
+      for (const e of c.topology.incoming(id).filter((x) => x.kind === 'calls')) {
+        const caller = refOfId(e.from);
+        if (!caller.namespace || e.from === me) continue;
+        const w = [...c.snapshot.deployments, ...c.snapshot.statefulSets, ...c.snapshot.daemonSets].find((x) => x.metadata?.namespace === caller.namespace && x.metadata?.name === caller.name);
+        add(caller.namespace, caller.name, w?.spec?.template?.metadata?.labels);
+      }
+    }
+  }
+  return [...out.values()];
 }
 
 /** When a policy was last created or written by someone (not a controller). */

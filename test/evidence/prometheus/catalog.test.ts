@@ -11,13 +11,13 @@ import {
 describe('catalog', () => {
   it('renders the error ratio for a target, service defaulting to the workload', () => {
     expect(renderPromQL(ERROR_RATIO.template, { namespace: 'shop', workload: 'checkout' })).toBe(
-      'sum(rate(http_requests_total{namespace="shop",service="checkout",code=~"5.."}[1m])) / sum(rate(http_requests_total{namespace="shop",service="checkout"}[1m]))',
+      '(sum(rate(http_requests_total{namespace="shop",service="checkout",code=~"5.."}[1m])) or vector(0)) / sum(rate(http_requests_total{namespace="shop",service="checkout"}[1m]))',
     );
     expect(renderPromQL(ERROR_RATIO.template, { namespace: 'shop', workload: 'checkout', service: 'checkout-http' })).toContain('service="checkout-http"');
   });
 
   it('matches pods by a regex with the workload name escaped', () => {
-    expect(renderPromQL(CONTAINER_RESTARTS.template, { namespace: 'shop', workload: 'api.v2' })).toContain('pod=~"api\\\\.v2-([a-z0-9]+-)?[a-z0-9]+"');
+    expect(renderPromQL(CONTAINER_RESTARTS.template, { namespace: 'shop', workload: 'api.v2' })).toContain('pod=~"api\\\\.v2-([a-z0-9]{1,10}-[a-z0-9]{5}|[0-9]+|[a-z0-9]{5})"');
     expect(renderPromQL(CONTAINER_RESTARTS.template, { namespace: 'shop', workload: 'db', podRegex: 'db-[0-9]+' })).toContain('pod=~"db-[0-9]+"');
   });
 
