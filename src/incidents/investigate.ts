@@ -18,7 +18,7 @@ import { gatherMetrics } from '../evidence/prometheus/gather.js';
 import type { MetricSummary, MetricsEvidence } from '../evidence/prometheus/types.js';
 import { ServiceCatalog, type ServiceEntry } from '../knowledge/catalog.js';
 import type { Redactor } from '../redact/index.js';
-import { buildTopology, nodeId, type Topology } from '../topology/graph.js';
+import { buildTopology, nodeId, refOfId, type Topology } from '../topology/graph.js';
 import { addServiceGraphEdges } from '../topology/service-graph.js';
 import { emptySnapshot, readClusterSnapshot, type ClusterSnapshot } from '../topology/snapshot.js';
 import { suspicionOf } from '../topology/suspicion.js';
@@ -63,6 +63,8 @@ export interface EvidenceSources {
   now?: () => Date;
   /** How far back the change timeline looks (default 7 days): delayed effects need more than an hour. */
   changeLookbackMs?: number;
+  /** Workloads added in the follow-the-errors round (default 4). */
+  maxFollow?: number;
   /** Candidate workloads gathered per investigation (default 8). */
   maxCandidates?: number;
 }
@@ -115,19 +117,37 @@ export async function investigateDeterministically(alert: Alert, onset: Date, so
 
   const reads = new NamespaceReads(reader);
   const candidates = walk.candidates.filter((c) => APP_KINDS.has(c.ref.kind));
-  const kubes = await Promise.all(
-    candidates.map((c) => workloadEvidence(reader, snapshot, c.ref as WorkloadRef, onset, { redactor: sources.redactor, reads, now })),
-  );
+  const gather = async (cs: Reached[]) => {
+    const kubes = await Promise.all(cs.map((c) => workloadEvidence(reader, snapshot, c.ref as WorkloadRef, onset, { redactor: sources.redactor, reads, now })));
+    const [metrics, logs] = await Promise.all([
+      Promise.all(cs.map((_, i) => candidateMetrics(sources, kubes[i]!, onset, now, gaps))),
+      Promise.all(
+        cs.map((c) =>
+          sources.loki
+            ? gatherLogs(sources.loki, { namespace: c.ref.namespace!, workload: c.ref.name }, onset, { redactor: sources.redactor, now }).catch((err): LogsEvidence | undefined => (gaps.push(describe('loki', err)), undefined))
+            : Promise.resolve(undefined),
+        ),
+      ),
+    ]);
+    return { kubes, metrics, logs };
+  };
+  const first = await gather(candidates);
+  const kubes = first.kubes;
+  const metricsBy = first.metrics;
+  const logsBy = first.logs;
+  // Follow the errors: a candidate that fails while calling something the walk ranked out gets that
+  // callee gathered too (frontend → search → geo → the database geo cannot read), one more round.
+  const next = followErrors(topology, walk, candidates, kubes, metricsBy, sources.maxFollow ?? 4);
+  if (next.length) {
+    const more = await gather(next);
+    candidates.push(...next);
+    walk.candidates.push(...next);
+    for (const r of next) if (!walk.reached.has(r.id)) walk.reached.set(r.id, r);
+    kubes.push(...more.kubes);
+    metricsBy.push(...more.metrics);
+    logsBy.push(...more.logs);
+  }
   gaps.push(...reads.gaps, ...kubes.flatMap((k) => k.gaps));
-
-  const metricsBy = await Promise.all(candidates.map((c, i) => candidateMetrics(sources, kubes[i]!, onset, now, gaps)));
-  const logsBy = await Promise.all(
-    candidates.map((c) =>
-      sources.loki
-        ? gatherLogs(sources.loki, { namespace: c.ref.namespace!, workload: c.ref.name }, onset, { redactor: sources.redactor, now }).catch((err): LogsEvidence | undefined => (gaps.push(describe('loki', err)), undefined))
-        : Promise.resolve(undefined),
-    ),
-  );
   const stored = await storedPromise;
   const repos = candidateRepos(sources.catalog, snapshot, candidates);
   const github = sources.github
@@ -243,6 +263,35 @@ async function candidateMetrics(sources: EvidenceSources, kube: KubeEvidence, on
   );
   if (metrics && discovered) (metrics as MetricsEvidence & { discovered?: DiscoveredMetrics }).discovered = discovered;
   return metrics;
+}
+
+/** A candidate whose own evidence shows failure: error-level log patterns, or a 5xx ratio that left its baseline. */
+function failing(kube: KubeEvidence, metrics: MetricsEvidence | undefined): boolean {
+  if (kube.containerLogs.some((l) => l.patterns.some((p) => p.level === 'error' || (!p.level && FAILURE_LINE.test(p.template))))) return true;
+  return (metrics?.summaries ?? []).some((s) => s.id === 'error_ratio' && s.status === 'success' && s.series.some((x) => x.deviationDirection === 'up'));
+}
+const FAILURE_LINE = /\b(failed|error|exception|refused|timeout|timed out|unavailable|denied|unauthori[sz]ed)\b/i;
+
+/** Workloads behind the Services a failing candidate calls, that the walk reached but did not keep. */
+function followErrors(t: Topology, walk: Walk, candidates: Reached[], kubes: KubeEvidence[], metrics: (MetricsEvidence | undefined)[], max: number): Reached[] {
+  if (max <= 0) return [];
+  const have = new Set(candidates.map((c) => c.id));
+  const out: Reached[] = [];
+  for (const [i, c] of candidates.entries()) {
+    if (!failing(kubes[i]!, metrics[i])) continue;
+    const services = t.outgoing(c.id).filter((e) => e.kind === 'calls').map((e) => e.to);
+    for (const s of services) {
+      for (const w of t.outgoing(s).filter((e) => e.kind === 'selects').map((e) => e.to)) {
+        if (have.has(w) || out.length >= max) continue;
+        const reached = walk.reached.get(w);
+        const ref = refOfId(w);
+        if (!APP_KINDS.has(ref.kind)) continue;
+        have.add(w);
+        out.push(reached ?? { id: w, ref, path: [...c.path, { ref: refOfId(s) }, { ref }], hops: c.hops + 1 });
+      }
+    }
+  }
+  return out;
 }
 
 /** The candidates a candidate calls (directly, through a Service that selects them). */

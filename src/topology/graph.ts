@@ -349,6 +349,13 @@ function ownerOfPod(p: V1Pod, rsOwner: Map<string, ComponentRef>, jobOwner: Map<
   return undefined;
 }
 
+/** An Ingress rule host (`*.example.com` wildcards match one label) against a host name. */
+function ingressHostMatches(pattern: string, host: string): boolean {
+  const p = pattern.toLowerCase();
+  if (p.startsWith('*.')) return host.endsWith(p.slice(1)) && !host.slice(0, -(p.length - 1)).includes('.');
+  return p === host;
+}
+
 /** A host a workload names → the Service (or external host) it means. */
 function linkHost(t: Topology, from: ComponentRef, ns: string, h: HostRef, via: string): void {
   const svc = serviceOfHost(h.host, ns);
@@ -363,6 +370,13 @@ function linkHost(t: Topology, from: ComponentRef, ns: string, h: HostRef, via: 
     return;
   }
   if (h.host.includes('.') && !/^\d+\.\d+\.\d+\.\d+$/.test(h.host) && !svc?.pod) {
+    // The cluster's own public name (`https://login.example.com/jwks`): the call goes out and back in
+    // through the Ingress that serves it, and fails with it.
+    const ingress = t.snapshot.ingresses.find((i) => (i.spec?.rules ?? []).some((r) => r.host && ingressHostMatches(r.host, h.host)));
+    if (ingress) {
+      t.link(from, { kind: 'Ingress', namespace: ingress.metadata?.namespace, name: ingress.metadata?.name ?? '?' }, 'calls', `${via} (served by Ingress ${ingress.metadata?.name})`);
+      return;
+    }
     if (svc && t.snapshot.namespaces.some((n) => n.metadata?.name === svc.namespace)) {
       t.link(from, { kind: 'Service', namespace: svc.namespace, name: svc.name }, 'calls', `${via} (no such Service)`);
       return;

@@ -8,7 +8,8 @@
  * Facts (camelCase): `secretName` (not `secret`: the redactor masks values under secret-like keys),
  * `notAfter` (ISO), `daysLeft` (days from the onset to notAfter, negative
  * once expired, two decimals), `hosts` (comma-separated Ingress hosts), `ingress` (comma-separated),
- * `issuer`, `subject`.
+ * `issuer` (cert-manager's issuer when a Certificate writes the Secret, else the X.509 issuer), `issuerDN`,
+ * `subject`, and with cert-manager `certificate`, `issuerKind`, `renewal` (why the Certificate is not Ready).
  * No mitigation: renewal (cert-manager, the CA) is outside the action catalog; the mechanism says what to renew.
  */
 import type { V1Ingress } from '@kubernetes/client-node';
@@ -92,7 +93,10 @@ function certFinding(input: TriageInput, cert: TlsCertificate, ingresses: V1Ingr
       daysLeft: Number(daysLeft.toFixed(2)),
       hosts: hosts.join(','),
       ingress: ingresses.map((i) => i.metadata?.name).join(','),
+      // cert-manager's Certificate for the Secret names the issuer people act on; the X.509 issuer stays as issuerDN.
       issuer: cert.issuer,
+      ...managedBy(input, cert.namespace, cert.secret),
+      issuerDN: cert.issuer,
       subject: cert.subject,
     },
     supporting: [
@@ -128,4 +132,17 @@ function certManagerEvents(input: TriageInput, secret: string): Evidence[] {
         ...(at ? { observedAt: new Date(at) } : {}),
       };
     });
+}
+
+/** The cert-manager Certificate that writes a Secret: its name, its issuer and why it is not Ready. */
+function managedBy(input: TriageInput, namespace: string, secret: string): { certificate?: string; issuer?: string; issuerKind?: string; renewal?: string } {
+  const c = (input.cluster?.snapshot.custom['Certificate'] ?? []).find((x) => x.metadata.namespace === namespace && x.spec?.['secretName'] === secret);
+  if (!c) return {};
+  const ref = c.spec?.['issuerRef'] as { name?: string; kind?: string } | undefined;
+  const ready = ((c.status?.['conditions'] as { type?: string; status?: string; message?: string }[] | undefined) ?? []).find((x) => x.type === 'Ready');
+  return {
+    certificate: c.metadata.name ?? secret,
+    ...(ref?.name ? { issuer: ref.name, issuerKind: ref.kind ?? 'Issuer' } : {}),
+    ...(ready && ready.status !== 'True' && ready.message ? { renewal: ready.message.slice(0, 200) } : {}),
+  };
 }

@@ -45,8 +45,13 @@ export const credentialsRejected: ClusterAnalyzer = {
       cur.hits.push(h);
       byDep.set(k, cur);
     }
+    // An error passed through: when the dependency itself logs the refusal calling something else, its
+    // callers only relay it (frontend ← search ← geo ← the database that refused geo). The deepest wins.
+    const loggers = new Set(hits.map((h) => nodeId(h.workload)));
+    const relays = (dep: ComponentRef) => [...byDep.values()].some((g) => nodeId(g.dep) !== nodeId(dep) && g.hits.some((h) => loggers.has(nodeId(h.workload)) && (nodeId(h.workload) === nodeId(dep) || t.outgoing(nodeId(dep)).some((e) => e.kind === 'selects' && e.to === nodeId(h.workload)))));
     const out: Finding[] = [];
     for (const { dep, hits: depHits } of byDep.values()) {
+      if (relays(dep)) continue;
       const callers = [...new Map(depHits.map((h) => [nodeId(h.workload), h.workload])).values()];
       const first = depHits.map((h) => h.first).filter((d): d is Date => !!d).sort((a, b) => a.getTime() - b.getTime())[0] ?? input.onset;
       const error = clip(depHits[0]!.template.replace(/<\*>/g, '…'), 160);
@@ -82,7 +87,10 @@ export const credentialsRejected: ClusterAnalyzer = {
       }
       // 3. The dependency's logs say a user was revoked or dropped.
       const revoked = depInput ? logHits([depInput], REVOKED)[0] : undefined;
-      if (revoked) supporting.push(logEvidence(revoked, `${dep.name} log`));
+      if (revoked) {
+        supporting.push(logEvidence(revoked, `${dep.name} log`));
+        if (revoked.first) facts['changedAt'] = revoked.first.toISOString();
+      }
       out.push(
         finding(
           dep,
@@ -132,11 +140,38 @@ function dependencyOf(input: ClusterTriageInput, h: LogHit): ComponentRef | unde
   const called = t.outgoing(nodeId(h.workload)).filter((e) => e.kind === 'calls').map((e) => refOfId(e.to));
   const text = `${h.example} ${h.template}`.toLowerCase();
   const named = called.find((c) => text.includes(c.name.toLowerCase()));
-  if (named) return named;
-  // A database error names no host: the one data store the caller calls.
-  const stores = called.filter((c) => /db|postgres|pg|mysql|maria|mongo|redis|valkey|cache|rabbit|kafka|amqp|sql/i.test(c.name));
-  if (stores.length === 1 && /password|Access denied|mongo|not authorized|NOAUTH|WRONGPASS|ACCESS_REFUSED|SASL|authentication/i.test(text)) return stores[0];
+  const storeWords = STORE_WORDING.test(text);
+  if (named) {
+    // A service does not say "not authorized on geo-db to execute command": its data store does, and the
+    // service passed it on. Then the store behind the named service is the one refusing.
+    if (storeWords && !STORE_NAME.test(named.name)) return storeBehind(t, named, text) ?? named;
+    return named;
+  }
+  // A database error names no host: the data store the caller calls whose name fits the line's database.
+  const stores = called.filter((c) => STORE_NAME.test(c.name));
+  if (storeWords && stores.length) return bestStore(stores, text);
   return called.length === 1 ? called[0] : undefined;
+}
+
+/** Name parts that say what kind of store, not which one. */
+const GENERIC_STORE_PARTS = new Set(['db', 'database', 'mongodb', 'mongo', 'redis', 'valkey', 'memcached', 'cache', 'sql', 'postgres', 'postgresql', 'pg', 'mysql', 'mariadb', 'primary', 'master', 'svc', 'headless', 'rabbitmq', 'kafka']);
+
+/** The only store, or the one whose distinctive name parts (`geo` of `mongodb-geo`) the line mentions most (`geo-db.geo`). */
+function bestStore(stores: ComponentRef[], text: string): ComponentRef | undefined {
+  if (stores.length === 1) return stores[0];
+  const words = new Set(text.toLowerCase().split(/[^a-z0-9]+/).filter(Boolean));
+  const scored = stores.map((s) => ({ s, n: s.name.toLowerCase().split(/[-_.]/).filter((p) => p && !GENERIC_STORE_PARTS.has(p) && words.has(p)).length })).sort((a, b) => b.n - a.n);
+  return scored[0] && scored[0].n > 0 && scored[0].n > (scored[1]?.n ?? 0) ? scored[0].s : undefined;
+}
+
+const STORE_NAME = /db|postgres|pg|mysql|maria|mongo|redis|valkey|cache|rabbit|kafka|amqp|sql/i;
+const STORE_WORDING = /password authentication|Access denied for user|mongo|not authorized on|NOAUTH|WRONGPASS|ACCESS_REFUSED|SASL|Authentication failed/i;
+
+/** The data store a service calls (through its workloads): the one the line names, else the only one. */
+function storeBehind(t: ClusterTriageInput['cluster']['topology'], service: ComponentRef, text: string): ComponentRef | undefined {
+  const workloads = service.kind === 'Service' ? t.outgoing(nodeId(service)).filter((e) => e.kind === 'selects').map((e) => e.to) : [nodeId(service)];
+  const stores = [...new Set(workloads.flatMap((w) => t.outgoing(w).filter((e) => e.kind === 'calls').map((e) => e.to)))].map(refOfId).filter((c) => STORE_NAME.test(c.name));
+  return bestStore(stores, text);
 }
 
 /** A Secret the callers read whose last write is newer than the start of some of their running pods. */

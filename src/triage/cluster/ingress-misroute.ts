@@ -10,8 +10,8 @@
  * `changedAt`. No mitigation: an Ingress edit is for people (the previous backend is in the facts).
  */
 import type { V1Ingress } from '@kubernetes/client-node';
-import type { Evidence } from '../../evidence/types.js';
-import { nodeId } from '../../topology/graph.js';
+import type { ComponentRef, Evidence } from '../../evidence/types.js';
+import { nodeId, refOfId } from '../../topology/graph.js';
 import type { ClusterAnalyzer, ClusterTriageInput } from '../analyzer.js';
 import { objectCitation } from '../citations.js';
 import { clockTime, humanDuration } from '../time.js';
@@ -57,13 +57,18 @@ export const ingressMisroute: ClusterAnalyzer = {
           component: { kind: 'Ingress', namespace: ns, name: ing.metadata?.name ?? '?' },
           mechanism: `${change.summary} at ${clockTime(change.at)}; its rule ${m.host ?? '*'}${m.path} now points at ${m.backend}:${m.port}${m.expected ? ` instead of ${m.expected}` : ''}${!backend ? ', a Service that does not exist' : ''}, so those requests get the wrong service's answers.`,
           scope: `every request for ${m.host ?? '*'}${m.path}`,
-          affected: [{ kind: 'Ingress', namespace: ns, name: ing.metadata?.name ?? '?' }, ...(m.expected ? [{ kind: 'Service', namespace: ns, name: m.expected }] : [])],
+          affected: [
+            { kind: 'Ingress', namespace: ns, name: ing.metadata?.name ?? '?' },
+            // The service that should get these requests gets none of them; the one that does answers wrongly.
+            ...(m.expected ? [{ kind: 'Service', namespace: ns, name: m.expected }, ...behind(input, ns, m.expected)] : []),
+            ...(backend ? behind(input, ns, m.backend) : []),
+          ],
           facts: {
             ingress: ing.metadata?.name ?? '?',
             ...(m.host ? { host: m.host } : {}),
             path: m.path,
             backend: `${m.backend}:${m.port}`,
-            ...(m.expected ? { expectedBackend: m.expected } : {}),
+            ...(m.expected ? { expectedBackend: expectedPort(input, ns, m.expected) } : {}),
             manager: change.actor,
             changedAt: change.at.toISOString(),
           },
@@ -102,4 +107,17 @@ function misroutes(ing: V1Ingress, input: ClusterTriageInput): Misroute[] {
     }
   }
   return out;
+}
+
+/** The workloads a Service selects. */
+function behind(input: ClusterTriageInput, ns: string, service: string): ComponentRef[] {
+  const t = input.cluster.topology;
+  return t.outgoing(nodeId({ kind: 'Service', namespace: ns, name: service })).filter((e) => e.kind === 'selects').map((e) => refOfId(e.to));
+}
+
+/** `api-gateway:8080`: the Service with its first port, as a backend is written. */
+function expectedPort(input: ClusterTriageInput, ns: string, service: string): string {
+  const svc = input.cluster.snapshot.services.find((s) => s.metadata?.namespace === ns && s.metadata?.name === service);
+  const port = svc?.spec?.ports?.[0]?.port;
+  return port ? `${service}:${port}` : service;
 }
