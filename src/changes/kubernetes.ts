@@ -175,6 +175,8 @@ export function snapshotChanges(s: ClusterSnapshot, since: Date): ChangeEvent[] 
     ['ResourceQuota', s.resourceQuotas],
     ['Role', s.roles],
     ['RoleBinding', s.roleBindings],
+    // Mesh routing, certificates, autoscalers, chaos experiments, GitOps objects: edits there break traffic too.
+    ...Object.entries(s.custom).map(([kind, objects]): [string, { metadata?: V1ObjectMeta }[]] => [kind, objects]),
   ];
   for (const [kind, objects] of edits) {
     for (const o of objects) {

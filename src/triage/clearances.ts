@@ -38,6 +38,24 @@ const FAMILY: Record<string, string> = {
   hpa: 'hpa-at-max',
 };
 
+/** The family a change to an object of this kind would be a cause of (when its change kind says no more). */
+const FAMILY_OF_KIND: Record<string, string> = {
+  VirtualService: 'mesh-misconfig',
+  DestinationRule: 'mesh-misconfig',
+  ServiceEntry: 'mesh-misconfig',
+  PeerAuthentication: 'mesh-misconfig',
+  AuthorizationPolicy: 'mesh-misconfig',
+  Gateway: 'mesh-misconfig',
+  Sidecar: 'mesh-misconfig',
+  Certificate: 'tls-certificate',
+  Ingress: 'ingress-misroute',
+  Service: 'endpoints-mismatch',
+  ResourceQuota: 'quota-exceeded',
+  ScaledObject: 'hpa-at-max',
+  Role: 'rbac-denied',
+  RoleBinding: 'rbac-denied',
+};
+
 export function clearChanges(changes: RankedChange[], origins: Finding[], existing: Finding[], ctx: ReconcileContext): Finding[] {
   const t = ctx.topology;
   const onset = ctx.onset.getTime();
@@ -47,7 +65,7 @@ export function clearChanges(changes: RankedChange[], origins: Finding[], existi
   const seen = new Set<string>();
   for (const c of [...changes].sort((a, b) => b.score - a.score || b.at.getTime() - a.at.getTime())) {
     if (out.length >= MAX_CLEARED) break;
-    const family = FAMILY[c.kind];
+    const family = (c.kind === 'edit' ? FAMILY_OF_KIND[c.target.kind] : undefined) ?? FAMILY[c.kind];
     if (!family || c.at.getTime() < onset - LOOKBACK_MS || c.at.getTime() > onset + AFTER_MS) continue;
     const component = componentOf(c, ctx);
     if (!component) continue;

@@ -62,6 +62,9 @@ export function reconcileFindings(findings: Finding[], ctx: ReconcileContext): F
   for (const victim of supported) {
     for (const cause of supported) {
       if (cause === victim || !explains(cause, victim, t)) continue;
+      // Each explains the other (a Service and the workload it selects): the object beats the workload's
+      // symptom, else the stronger finding wins; never both ruled out.
+      if (explains(victim, cause, t) && !wins(cause, victim)) continue;
       const prev = explainedBy.get(victim);
       // The deepest explanation wins: one that itself is not explained.
       if (!prev || explains(cause, prev, t)) explainedBy.set(victim, cause);
@@ -160,6 +163,15 @@ function explains(cause: Placed, victim: Placed, t: Topology): boolean {
   // An object that is not a workload (a quota, a webhook, a node) explains the workloads it names as hurt.
   if (cause.f.component && !WORKLOAD_KINDS.has(cause.f.component.kind) && (cause.f.affected ?? []).some((a) => nodeId(a) === victim.anchor || dependsOn(t, victimRef, a))) return timeOk();
   return false;
+}
+
+/** Of two findings that explain each other, which one is the cause. */
+function wins(a: Placed, b: Placed): boolean {
+  const objA = !!a.f.component && !WORKLOAD_KINDS.has(a.f.component.kind);
+  const objB = !!b.f.component && !WORKLOAD_KINDS.has(b.f.component.kind);
+  if (objA !== objB) return objA;
+  if (a.f.confidence !== b.f.confidence) return a.f.confidence > b.f.confidence;
+  return a.f.key < b.f.key;
 }
 
 /** A non-workload component (ConfigMap, NetworkPolicy, Node, FeatureFlag…) is the deeper cause of its workload's finding. */

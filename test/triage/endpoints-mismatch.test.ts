@@ -84,7 +84,7 @@ describe('endpoints-mismatch analyzer', () => {
   it('finds a named targetPort no container declares', () => {
     const svc = service({ app: 'checkout' }, 'web');
     const [f] = endpointsMismatch.analyze(input({ services: [{ service: svc, endpoints: { metadata: { name: 'checkout' }, subsets: [] } }] }));
-    expect(f).toMatchObject({ status: 'supported', facts: { targetPort: 'web', containerPorts: 'http:8080/TCP' } });
+    expect(f).toMatchObject({ status: 'supported', facts: { targetPort: 'web', containerPorts: '8080', containerPortNames: 'http' } });
   });
 
   it('returns nothing when the workload is scaled to zero (scaled-to-zero explains the empty endpoints)', () => {

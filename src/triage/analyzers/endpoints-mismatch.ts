@@ -13,7 +13,9 @@
  * Facts (camelCase):
  * - `service`, `selector` (`app=checkout-v2`), `podLabels` (`app=checkout,pod-template-hash=…`)
  * - `mismatchedKey`, `serviceValue`, `podValue` (`<missing>` when the pods lack the key)
- * - `targetPort`, `containerPorts` (`http:8080/TCP`) for a port mismatch
+ * - `targetPort`, `containerPorts` (numbers, `8080,9464`), `containerPortNames` for a port mismatch: a named
+ *   targetPort no container declares (no endpoints), or a numeric one the pods do not listen on (endpoints
+ *   look fine, connections are refused)
  * - `manager`, `changedAt`: who last wrote the selector (or template labels) and when
  * - `readyPods`: target pods Running and Ready
  */
@@ -88,7 +90,11 @@ export const endpointsMismatch: Analyzer = {
     const out: Finding[] = [];
 
     for (const { service, endpoints } of candidateServices(kube, alertNames)) {
-      if (hasReadyAddresses(endpoints)) continue;
+      if (hasReadyAddresses(endpoints)) {
+        const closed = closedPort(kube, service, ready, onset);
+        if (closed) out.push(closed);
+        continue;
+      }
       const selector = service.spec?.selector;
       if (!selector || Object.keys(selector).length === 0) continue; // selector-less Services have hand-made Endpoints
       const finding = mismatch(kube, service, selector, podLabels, ready, onset) ?? portMismatch(kube, service, ready, onset);
@@ -181,6 +187,53 @@ function mismatch(kube: KubeEvidence, service: V1Service, selector: Record<strin
   };
 }
 
+/** `8086,9464`: the container ports by number, as people compare them with a targetPort. */
+const portNumbers = (ports: { containerPort: number }[]) => [...new Set(ports.map((p) => p.containerPort))].join(',');
+
+/**
+ * A numeric targetPort the pods do not listen on: the endpoints controller publishes the pods (a number
+ * is used as is), so Endpoints look healthy, but every connection to podIP:targetPort is refused (Istio:
+ * 503 UF). Declared container ports are a convention, not a firewall, so this is supported only when
+ * `spec.ports` was written recently; an old one is open.
+ */
+function closedPort(kube: KubeEvidence, service: V1Service, ready: V1Pod[], onset: Date): Finding | undefined {
+  const t = kube.target!;
+  const name = service.metadata?.name ?? '?';
+  const ports = (ready[0]!.spec?.containers ?? []).flatMap((c) => c.ports ?? []);
+  if (!ports.length) return undefined;
+  const bad = (service.spec?.ports ?? []).find((p) => {
+    const n = typeof p.targetPort === 'number' ? p.targetPort : /^\d+$/.test(String(p.targetPort ?? '')) ? Number(p.targetPort) : p.targetPort === undefined ? p.port : undefined;
+    return n !== undefined && !ports.some((c) => c.containerPort === n);
+  });
+  if (!bad) return undefined;
+  const target = typeof bad.targetPort === 'number' || /^\d+$/.test(String(bad.targetPort ?? '')) ? Number(bad.targetPort) : bad.port;
+  const writer = writersOf(service.metadata?.managedFields, ['spec', 'ports'])[0];
+  const recent = !!writer?.time && onset.getTime() - writer.time.getTime() <= 12 * 3600_000 && writer.time.getTime() <= onset.getTime() + 120_000;
+  const callers = callersOf(kube, name, t.namespace);
+  const portsText = ports.map((p) => `${p.name ? `${p.name}:` : ''}${p.containerPort}/${p.protocol ?? 'TCP'}`).join(', ');
+  return {
+    key: `endpoints-mismatch:${t.namespace}/Service/${name}`,
+    analyzer: 'endpoints-mismatch',
+    status: recent ? 'supported' : 'open',
+    confidence: recent ? 0.9 : 0.45,
+    title: `Service ${name} sends traffic to port ${target}, where ${t.name}'s pods do not listen`,
+    component: { kind: 'Service', namespace: t.namespace, name },
+    mechanism:
+      `service/${name} port ${bad.port} → targetPort ${target}, but the pods of ${t.name} listen on ${portsText}: the endpoints list the Ready pods, and every connection to them on ${target} is refused` +
+      (writer?.time ? `; spec.ports was last written by \`${describeWriter(writer)}\` (field manager \`${writer.manager}\`) at ${clockTime(writer.time)}, ${relativeToOnset(writer.time, onset)}` : '') +
+      `. Set targetPort back to ${ports[0]!.name ?? ports[0]!.containerPort} (kubectl edit service/${name} -n ${t.namespace}).`,
+    scope: `every request to service/${name}${callers.length ? `; callers affected: ${callers.map((c) => c.name).join(', ')}` : ''}`,
+    affected: [{ kind: 'Service', namespace: t.namespace, name }, { kind: t.kind, namespace: t.namespace, name: t.name }, ...callers, ...ingressesFor(kube, name, t.namespace)],
+    facts: { service: name, port: bad.port, targetPort: target, containerPorts: portNumbers(ports), readyPods: ready.length, ...(writer?.time ? { manager: writer.manager, changedAt: writer.time.toISOString() } : {}) },
+    supporting: [
+      { kind: 'object', summary: `Service ${name} port ${bad.port} → targetPort ${target}; containers listen on ${portsText}`, citation: objectCitation('Service', t.namespace, name, 'spec.ports') },
+      ...(writer?.time ? [{ kind: 'managed_fields' as const, summary: `managedFields: \`${writer.manager}\` (${describeWriter(writer)}) wrote spec.ports at ${clockTime(writer.time)}`, citation: objectCitation('Service', t.namespace, name, `metadata.managedFields[${writer.index}]`), observedAt: writer.time }] : []),
+      readyEvidence(t.namespace, ready, ready[0]!.metadata?.labels ?? {}),
+    ],
+    refuting: recent ? [] : [{ kind: 'note', summary: `spec.ports of ${name} has not changed recently; the app may listen on an undeclared port`, citation: objectCitation('Service', t.namespace, name, 'metadata.managedFields') }],
+  };
+}
+
 function portMismatch(kube: KubeEvidence, service: V1Service, ready: V1Pod[], onset: Date): Finding | undefined {
   const t = kube.target!;
   const name = service.metadata?.name ?? '?';
@@ -205,7 +258,7 @@ function portMismatch(kube: KubeEvidence, service: V1Service, ready: V1Pod[], on
       `. Set targetPort to one of the container ports (${portsText || 'none declared'}) or name the container port "${String(bad.targetPort)}".`,
     scope: `every request to service/${name} fails${callers.length ? `; callers affected: ${callers.map((c) => c.name).join(', ')}` : ''}`,
     affected: [{ kind: 'Service', namespace: t.namespace, name }, ...callers, ...ingressesFor(kube, name, t.namespace)],
-    facts: { service: name, targetPort: String(bad.targetPort), containerPorts: portsText, readyPods: ready.length, ...(writer?.time ? { manager: writer.manager, changedAt: writer.time.toISOString() } : {}) },
+    facts: { service: name, targetPort: String(bad.targetPort), containerPorts: portNumbers(ports), containerPortNames: ports.map((p) => p.name).filter(Boolean).join(','), readyPods: ready.length, ...(writer?.time ? { manager: writer.manager, changedAt: writer.time.toISOString() } : {}) },
     supporting: [
       { kind: 'object', summary: `Service ${name} port ${bad.port} → targetPort ${String(bad.targetPort)}; containers declare ${portsText || 'nothing'}`, citation: objectCitation('Service', t.namespace, name, 'spec.ports') },
       endpointsEvidence(t.namespace, name),

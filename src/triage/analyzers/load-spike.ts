@@ -62,7 +62,9 @@ function changedClient(input: TriageInput, start: Date): { ref: ComponentRef; su
   if (!c) return undefined;
   const services = c.topology.incoming(nodeId({ kind: t.kind, namespace: t.namespace, name: t.name })).filter((e) => e.kind === 'selects').map((e) => e.from);
   const callers = new Set([...services, nodeId({ kind: t.kind, namespace: t.namespace, name: t.name })].flatMap((id) => c.topology.incoming(id).filter((e) => e.kind === 'calls').map((e) => e.from)));
+  const self = nodeId({ kind: t.kind, namespace: t.namespace, name: t.name });
   for (const id of callers) {
+    if (id === self) continue;
     const ref = refOfId(id);
     const w = [...c.snapshot.deployments, ...c.snapshot.statefulSets].find((d) => d.metadata?.namespace === ref.namespace && d.metadata?.name === ref.name);
     const change = managedFieldChanges(ref.kind, ref.namespace, ref.name, w?.metadata?.managedFields)

@@ -81,8 +81,14 @@ export const credentialsRejected: ClusterAnalyzer = {
       if (depChange) {
         if (depChange.change.actor) facts['manager'] = depChange.change.actor;
         facts['changedAt'] = depChange.change.at.toISOString();
+        if (depChange.config) facts[depChange.config.kind === 'Secret' ? 'secret' : 'configMap'] = depChange.config.name;
         supporting.push(changeEvidence(depChange.change, input.onset));
-        out.push(finding(dep, depChange.component, 0.88, facts, supporting, callers, `${depChange.component.kind} ${depChange.component.name} of ${dep.name} changed at ${clockTime(depChange.change.at)} (${depChange.change.summary}); since ${clockTime(first)} ${dep.name} refuses ${callers.map((c) => c.name).join(', ')} ("${error}")`));
+        const c = depChange.component;
+        const undo: Finding['mitigation'] | undefined =
+          depChange.undoTo !== undefined && c.kind === 'Deployment'
+            ? { action: 'rollout_undo', target: c, params: { toRevision: depChange.undoTo }, command: `kubectl rollout undo deployment/${c.name} -n ${c.namespace} --to-revision=${depChange.undoTo}`, rationale: `revision ${depChange.undoTo} served its clients without asking for these credentials` }
+            : undefined;
+        out.push(finding(dep, c, 0.88, facts, supporting, callers, `${c.kind} ${c.name} of ${dep.name} changed at ${clockTime(depChange.change.at)} (${depChange.change.summary}${depChange.config ? `, with ${depChange.config.kind} ${depChange.config.name}` : ''}); since ${clockTime(first)} ${dep.name} refuses ${callers.map((x) => x.name).join(', ')} ("${error}")`, undo));
         continue;
       }
       // 3. The dependency's logs say a user was revoked or dropped.
@@ -189,19 +195,25 @@ function rotatedSecret(input: ClusterTriageInput, callers: ComponentRef[], until
   return undefined;
 }
 
-/** A change of the dependency itself (its ConfigMaps/Secrets, its own rollout) shortly before the failures. */
-function dependencyChange(depInput: TriageInput, until: Date): { component: ComponentRef; change: NonNullable<ReturnType<typeof lastChangeBefore>> } | undefined {
+/**
+ * A change of the dependency itself (its ConfigMaps/Secrets, its own rollout) shortly before the failures.
+ * A Secret or ConfigMap that arrived with a rollout (`--requirepass $(PASSWORD)` and the new Secret it
+ * reads, applied together) is the rollout's change: the Deployment is the faulty object, the Secret a detail.
+ */
+function dependencyChange(depInput: TriageInput, until: Date): { component: ComponentRef; change: NonNullable<ReturnType<typeof lastChangeBefore>>; config?: ComponentRef; undoTo?: number } | undefined {
   const t = depInput.kube.target!;
   const window = 6 * 3600_000;
+  const { current, previous } = revisions(depInput.kube);
+  const rolledAt = current?.createdAt && until.getTime() - current.createdAt.getTime() <= window && current.createdAt.getTime() <= until.getTime() + 120_000 ? current.createdAt : undefined;
+  const rollout = rolledAt ? depInput.changes.find((c) => c.target.name === t.name && (c.kind === 'rollout' || c.kind === 'image')) : undefined;
   for (const r of depInput.kube.related.filter((x) => x.kind === 'ConfigMap' || x.kind === 'Secret')) {
-    const change = lastChangeBefore(r.kind, { name: r.name, namespace: r.namespace, managedFields: r.managedFields }, until);
-    if (change && until.getTime() - change.at.getTime() <= window) return { component: { kind: r.kind, namespace: r.namespace, name: r.name }, change };
+    const change = lastChangeBefore(r.kind, { name: r.name, namespace: r.namespace, managedFields: r.managedFields }, until) ?? (r.createdAt && r.createdAt <= until ? { at: r.createdAt, actor: r.managedFields?.[0]?.manager ?? 'unknown', summary: `${r.kind} ${r.name} created`, citation: { source: 'kubernetes', ref: `api/v1/namespaces/${r.namespace}/${r.kind === 'Secret' ? 'secrets' : 'configmaps'}/${r.name}` }, kind: r.kind === 'Secret' ? 'secret' as const : 'config' as const, target: { kind: r.kind, namespace: r.namespace, name: r.name }, source: 'kubernetes' } : undefined);
+    if (!change || until.getTime() - change.at.getTime() > window) continue;
+    const config = { kind: r.kind, namespace: r.namespace, name: r.name };
+    if (rollout && rolledAt && Math.abs(change.at.getTime() - rolledAt.getTime()) <= 5 * 60_000) return { component: { kind: t.kind, namespace: t.namespace, name: t.name }, change: rollout, config, ...(previous ? { undoTo: previous.revision } : {}) };
+    return { component: config, change };
   }
-  const { current } = revisions(depInput.kube);
-  if (current?.createdAt && until.getTime() - current.createdAt.getTime() <= window && current.createdAt.getTime() <= until.getTime() + 120_000) {
-    const rollout = depInput.changes.find((c) => c.target.name === t.name && (c.kind === 'rollout' || c.kind === 'image'));
-    if (rollout) return { component: { kind: t.kind, namespace: t.namespace, name: t.name }, change: rollout };
-  }
+  if (rollout) return { component: { kind: t.kind, namespace: t.namespace, name: t.name }, change: rollout, ...(previous ? { undoTo: previous.revision } : {}) };
   const own = lastChangeBefore(t.kind, depInput.kube.workload?.metadata, until);
   if (own && until.getTime() - own.at.getTime() <= window) return { component: { kind: t.kind, namespace: t.namespace, name: t.name }, change: own };
   return undefined;
