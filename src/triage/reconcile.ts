@@ -216,6 +216,8 @@ function mergeAffected(f: Finding, p: Placed, t: Topology, ctx: ReconcileContext
     out.push(r);
   };
   for (const r of f.affected ?? []) add(r);
+  // A workload the analyzer saw failing hurts its own callers and front doors (one step: their Services and callers).
+  for (const r of f.affected ?? []) if (WORKLOAD_KINDS.has(r.kind) && t.has(r)) for (const x of affectedBy(r, t, { limit: 8 }).filter((x) => x.kind !== 'Job')) add(x);
   const from = f.component && t.has(f.component) ? f.component : p.producer ? refOf(p.producer) : undefined;
   if (from) {
     if (WORKLOAD_KINDS.has(from.kind) && from !== f.component) add(from);

@@ -30,7 +30,7 @@ const DNS_FAIL =
 const LOOKUP_NAME = /(?:\b(?:lookup|resolve|host(?:name)?|translate host name)\s+|target is:?\s*|dns:\/\/\/)"?([a-z][a-z0-9.-]*[a-z0-9])(?::\d+)?"?/i;
 const RECENT_MS = 3 * 3600_000;
 /** Words the lookup pattern catches in prose that are not host names. */
-const NOT_NAMES = new Set(['error', 'errors', 'failed', 'failure', 'timeout', 'for', 'of', 'the', 'with', 'on', 'record', 'is', 'name', 'host', 'failed.']);
+const NOT_NAMES = new Set(['error', 'errors', 'failed', 'failure', 'timeout', 'for', 'of', 'the', 'with', 'on', 'record', 'is', 'name', 'host', 'failed.', 'resolving', 'resolve', 'lookup', 'address', 'server', 'dns']);
 
 export const dnsFailure: ClusterAnalyzer = {
   name: 'dns-failure',
@@ -93,7 +93,14 @@ export const dnsFailure: ClusterAnalyzer = {
     const s = input.cluster.snapshot;
     // Only names that no Service has fail: DNS answers, the names are wrong (missing-object or a bad
     // setting). Raised and ruled out, because DNS is what a responder suspects first.
+    // A name the cluster itself should answer (`orders`, `orders.shop`, `orders.shop.svc…`) with no such
+    // Service is a wrong name; an outside name (`api.stripe.com`) failing is CoreDNS's upstream, not a typo.
+    const clusterName = (n: string) => {
+      const h = n.replace(/\.cluster\.local$/, '').split('.');
+      return h.length === 1 || h[h.length - 1] === 'svc' || (h.length === 2 && s.namespaces.some((x) => x.metadata?.name === h[1]));
+    };
     const missingNames = [...names].filter((n) => {
+      if (!clusterName(n)) return false;
       const host = n.replace(/\.cluster\.local$/, '').split('.');
       return !s.services.some((x) => x.metadata?.name === host[0] && (host.length < 2 || x.metadata?.namespace === host[1]));
     });

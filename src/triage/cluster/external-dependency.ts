@@ -17,7 +17,10 @@ import type { Finding } from '../types.js';
 import { clip, logEvidence, logHits, type LogHit } from './common.js';
 
 const FAILURE = /timeout|timed out|deadline exceeded|connection reset|reset by peer|connection refused|EOF|broken pipe|\b50[234]\b|service unavailable|bad gateway|gateway time-?out|TLS handshake|upstream (connect )?error|circuit.*open|ECONNRESET|ETIMEDOUT|SocketTimeoutException|ReadTimeout|ConnectTimeout/i;
-const DNS = /no such host|NXDOMAIN|Name or service not known|EAI_AGAIN|ENOTFOUND|UnknownHostException|name resolution|server misbehaving/i;
+const DNS_SERVER = /^(coredns|kube-dns|node-local-dns|nodelocaldns)$/;
+/** A query to a resolver (`read udp …->10.40.0.10:53: i/o timeout`, CoreDNS `plugin/errors`). */
+const DNS_QUERY = /:53: (i\/o timeout|read: connection refused)|plugin\/errors/i;
+const DNS = /dial tcp: lookup |lookup \S+ on \S+:53|no such host|NXDOMAIN|Name or service not known|EAI_AGAIN|ENOTFOUND|UnknownHostException|name resolution|server misbehaving/i;
 const WINDOW_MS = 90 * 60_000;
 
 export const externalDependency: ClusterAnalyzer = {
@@ -35,7 +38,8 @@ export const externalDependency: ClusterAnalyzer = {
     }
     for (const [host, node] of t.externalHosts) if (!host.startsWith('*')) external.set(host, { host, node });
     if (!external.size) return [];
-    const hits = logHits(input.inputs, FAILURE).filter((h) => !DNS.test(h.example) && !DNS.test(h.template));
+    // DNS trouble is dns-failure's: resolver errors, and the cluster DNS server's own upstream timeouts.
+    const hits = logHits(input.inputs, FAILURE).filter((h) => !DNS.test(h.example) && !DNS.test(h.template) && !DNS_SERVER.test(h.workload.name) && !DNS_QUERY.test(h.example));
     const byHost = new Map<string, LogHit[]>();
     for (const h of hits) {
       const text = `${h.example} ${h.template}`.toLowerCase();
@@ -45,6 +49,28 @@ export const externalDependency: ClusterAnalyzer = {
       byHost.set(host, [...(byHost.get(host) ?? []), h]);
     }
     const out: Finding[] = [];
+    // The look-alike: errors that name an outside host but fail at name resolution say nothing about
+    // the host ("is Stripe down?"); raised and ruled out, so the board answers the question.
+    const dnsHits = logHits(input.inputs, FAILURE).filter((h) => DNS.test(h.example) || DNS.test(h.template));
+    for (const host of [...external.keys()].filter((x) => !byHost.has(x)).slice(0, 50)) {
+      const hs = dnsHits.filter((h) => `${h.example} ${h.template}`.toLowerCase().includes(host) && !DNS_SERVER.test(h.workload.name));
+      if (!hs.length || out.length >= 2) continue;
+      const component = declaredBy(input, host);
+      out.push({
+        key: `external-dependency:${component.namespace ?? ''}/${component.kind}/${component.name}`,
+        analyzer: 'external-dependency',
+        family: 'external-dependency',
+        status: 'ruled_out',
+        confidence: 0.05,
+        title: `${host} (outside the cluster) is down`,
+        component,
+        mechanism: `${[...new Set(hs.map((h) => h.workload.name))].join(', ')} log failures naming ${host}.`,
+        reason: `the calls fail resolving ${host} ("${clip(hs[0]!.example, 140)}"): name resolution, not ${host}, is failing`,
+        facts: { host },
+        supporting: [],
+        refuting: hs.slice(0, 2).map((h) => logEvidence(h, `${h.workload.name} cannot resolve ${host}`)),
+      });
+    }
     for (const [host, hs] of byHost) {
       const component = declaredBy(input, host);
       const callers = [...new Map(hs.map((h) => [nodeId(h.workload), h.workload])).values()];
