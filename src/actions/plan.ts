@@ -13,7 +13,7 @@ export class InvalidProposalError extends Error {
   override readonly name = 'InvalidProposalError';
 }
 
-const KINDS: TargetKind[] = ['Deployment', 'StatefulSet', 'CronJob', 'Pod'];
+const KINDS: TargetKind[] = ['Deployment', 'StatefulSet', 'CronJob', 'Pod', 'ConfigMap'];
 
 /** `deployment`/`Deployment` + namespace → ObjectRef, if the action accepts that kind. */
 export function toObjectRef(target: ComponentRef, allowed: TargetKind[]): ObjectRef {
@@ -115,6 +115,7 @@ export async function buildPlan(action: Pick<ActionDefinition, 'name' | 'params'
     kind: draft.riskKind,
     environment: ctx.environment ?? guessEnvironment(draft.target.namespace),
     podsDisrupted: draft.podsDisrupted,
+    ...(draft.blastRadius ? { blastRadius: draft.blastRadius } : {}),
     reversible: draft.reversible,
     recentFailures,
   });
@@ -135,6 +136,9 @@ export async function buildPlan(action: Pick<ActionDefinition, 'name' | 'params'
     successCriteria: [...draft.successCriteria, ...metricCriteria],
     ...(draft.rollback ? { rollback: draft.rollback } : {}),
     ...(draft.rollbackNote ? { rollbackNote: draft.rollbackNote } : {}),
+    ...(draft.content ? { content: draft.content } : {}),
+    ...(draft.notes?.length ? { notes: draft.notes } : {}),
+    ...(draft.followUps?.length ? { followUps: draft.followUps } : {}),
     risk,
     executable: preChecks.every((c) => c.status !== 'fail') && dry.status === 'accepted',
     observed: {

@@ -30,8 +30,35 @@ export class TargetReader {
           return this.batch.readNamespacedCronJob(p);
         case 'Pod':
           return this.core.readNamespacedPod(p);
+        case 'ConfigMap':
+          return this.core.readNamespacedConfigMap(p);
       }
     });
+  }
+
+  /**
+   * Every pod template owner in a namespace (Deployments, StatefulSets, DaemonSets, CronJobs): who may
+   * read a ConfigMap. `complete` is false when a list was cut at its limit (so readers may be missing).
+   */
+  async podTemplateOwners(namespace: string): Promise<{ objects: KubeObject[]; complete: boolean }> {
+    const limit = 500;
+    const lists = await Promise.all([
+      this.apps.listNamespacedDeployment({ namespace, limit }).then((l) => ({ l, kind: 'Deployment' })),
+      this.apps.listNamespacedStatefulSet({ namespace, limit }).then((l) => ({ l, kind: 'StatefulSet' })),
+      this.apps.listNamespacedDaemonSet({ namespace, limit }).then((l) => ({ l, kind: 'DaemonSet' })),
+      this.batch.listNamespacedCronJob({ namespace, limit }).then((l) => ({ l, kind: 'CronJob' })),
+    ]);
+    return {
+      // List items carry no `kind`; it is the list's.
+      objects: lists.flatMap(({ l, kind }) => l.items.map((i) => ({ ...toJson(i), kind }))),
+      complete: lists.every(({ l }) => !l.metadata?._continue),
+    };
+  }
+
+  /** The Secrets Helm 3 keeps for a release (one per revision, labelled `owner=helm,name=<release>`). */
+  async helmReleaseSecrets(namespace: string, release: string): Promise<k8s.V1Secret[]> {
+    const list = await this.core.listNamespacedSecret({ namespace, labelSelector: `owner=helm,name=${release}`, limit: 500 });
+    return list.items.filter((s) => s.type === 'helm.sh/release.v1');
   }
 
   async getReplicaSet(namespace: string, name: string): Promise<KubeObject | undefined> {

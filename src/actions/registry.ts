@@ -5,6 +5,7 @@
 import type { MitigationProposal } from '../triage/types.js';
 import { deletePod } from './catalog/delete-pod.js';
 import { executeFlipFlag, planFlipFlag } from './catalog/flip-flag.js';
+import { restoreConfig } from './catalog/restore-config.js';
 import { executeRevertPr, planRevertPr } from './catalog/revert-pr.js';
 import { rolloutRestart } from './catalog/rollout-restart.js';
 import { rolloutUndo } from './catalog/rollout-undo.js';
@@ -27,6 +28,7 @@ export const ACTIONS = {
   set_resources: setResources,
   suspend_cronjob: suspendCronJob,
   delete_pod: deletePod,
+  restore_config: restoreConfig,
 } as const satisfies Record<string, ActionDefinition>;
 
 export type ActionName = keyof typeof ACTIONS;

@@ -17,14 +17,20 @@ export type RiskKind =
   | 'suspend_cronjob'
   | 'resume_cronjob'
   | 'delete_pod'
+  | 'restore_config'
   | 'flip_flag'
   | 'revert_pr';
 
 export interface RiskInput {
   kind: RiskKind;
   environment: Environment;
-  /** Running pods the change stops or replaces (0 for a scale-up). */
+  /** Running pods the change stops or replaces (0 for a scale-up), or with `blastRadius: 'reading'` the pods that read the changed content. */
   podsDisrupted: number;
+  /**
+   * `reading`: the change replaces no pod but every counted pod runs with it (a ConfigMap its pods read,
+   * all at once and without a rollout's readiness gate). Scored the same; the card says which it is.
+   */
+  blastRadius?: 'replaced' | 'reading';
   /** yes: one approved step restores the exact previous state; partial: it restores it with side effects; no: it cannot be undone. */
   reversible: 'yes' | 'partial' | 'no';
   /** Failed or rolled-back runs of the same action on the same target recently. */
@@ -53,6 +59,8 @@ export const BASE_RISK: Record<RiskKind, number> = {
   flip_flag: 25,
   set_resources: 30,
   rollout_undo: 30,
+  // Every reader gets the content at once (volume mounts within a minute), with no rollout to stop halfway.
+  restore_config: 30,
   set_image: 35,
   revert_pr: 35,
   scale_to_zero: 45,
@@ -68,7 +76,7 @@ export function scoreRisk(input: RiskInput): RiskScore {
     { name: 'action', points: BASE_RISK[input.kind], detail: input.kind.replaceAll('_', ' ') },
     { name: 'environment', points: ENVIRONMENT_RISK[input.environment], detail: input.environment },
     // The first disrupted pod counts most; beyond that each adds a little, capped (a rollout replaces pods gradually).
-    { name: 'blast radius', points: pods === 0 ? 0 : Math.min(20, 6 + (pods - 1) * 2), detail: `${pods} running pod${pods === 1 ? '' : 's'} stopped or replaced` },
+    { name: 'blast radius', points: pods === 0 ? 0 : Math.min(20, 6 + (pods - 1) * 2), detail: `${pods} running pod${pods === 1 ? '' : 's'} ${input.blastRadius === 'reading' ? 'read the changed content' : 'stopped or replaced'}` },
     { name: 'reversibility', points: REVERSIBILITY_RISK[input.reversible], detail: { yes: 'reversible', partial: 'partly reversible', no: 'irreversible' }[input.reversible] },
     { name: 'recent failures', points: Math.min(30, failures * 15), detail: `${failures} recent failure${failures === 1 ? '' : 's'} of this action on the target` },
   ];

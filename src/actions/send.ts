@@ -51,6 +51,8 @@ async function call(apis: WriteApis, w: KubeWrite, o: SendOptions): Promise<unkn
       return apis.batch.patchNamespacedCronJob(p, opts);
     case 'Pod':
       return apis.core.patchNamespacedPod(p, opts);
+    case 'ConfigMap':
+      return apis.core.patchNamespacedConfigMap(p, opts);
   }
 }
 

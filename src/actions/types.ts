@@ -7,6 +7,7 @@ import type { z } from 'zod';
 import type { ComponentRef } from '../evidence/types.js';
 import type { MitigationProposal } from '../triage/types.js';
 import type { ApprovedExecutor, DryRunExecutor, ExecutorIdentityInfo } from './executor.js';
+import type { Redactor } from '../redact/index.js';
 import type { ExternalChange, ExternalProviders } from './external/types.js';
 import type { TargetReader } from './reader.js';
 import type { Environment, RiskKind, RiskScore } from './risk.js';
@@ -14,9 +15,10 @@ import type { Environment, RiskKind, RiskScore } from './risk.js';
 /**
  * What the catalog writes to: Kubernetes kinds, plus a feature flag (name = flag key) and a pull request
  * (name = `owner/repo#number`). For the last two the namespace is the diagnosed service's, so policy
- * scope, environments and per-target limits apply to them as to any workload.
+ * scope, environments and per-target limits apply to them as to any workload. A ConfigMap is not a
+ * workload: the policy judges it by the workloads that read it (`ContentRestore.readers`).
  */
-export type TargetKind = 'Deployment' | 'StatefulSet' | 'CronJob' | 'Pod' | 'FeatureFlag' | 'PullRequest';
+export type TargetKind = 'Deployment' | 'StatefulSet' | 'CronJob' | 'Pod' | 'ConfigMap' | 'FeatureFlag' | 'PullRequest';
 
 export interface ObjectRef {
   kind: TargetKind;
@@ -84,6 +86,8 @@ export type SuccessCriterion = (
   | { kind: 'pod_replaced'; target: ObjectRef; uid: string; owner?: ObjectRef; readyAtLeast?: number }
   | { kind: 'flag_state'; flag: string; environment: string; on: boolean }
   | { kind: 'revert_pr_open'; repo: string; number: number; /** Carried in a Vigil revert's body. */ marker: string; /** GitHub's revert title (one opened by hand). */ title?: string }
+  /** The ConfigMap's content digest (see actions/config/content.ts) equals the restored content's. */
+  | { kind: 'config_content'; target: ObjectRef; digest: string }
   | ({ kind: 'metric' } & MetricCriterion)
 ) & { description: string; withinSeconds: number };
 
@@ -124,7 +128,52 @@ export interface PlanContext {
   withinSeconds?: number;
   /** The non-Kubernetes providers (flag tool, GitHub); an action whose provider is absent plans as not executable. */
   providers?: ExternalProviders;
+  /**
+   * Masks secrets in what a plan shows of object content (a ConfigMap's line diff). The approval flow
+   * passes its own; without one a default redactor is used: plans never show raw config values.
+   */
+  redactor?: Redactor;
   now?: () => Date;
+}
+
+/** Where the content a `restore_config` puts back comes from (see actions/config/sources.ts). */
+export type ContentSource =
+  /** `kubectl.kubernetes.io/last-applied-configuration`: the data of the last `kubectl apply`. */
+  | { kind: 'last-applied' }
+  /** A Helm release revision's rendered manifest (from its release Secret). */
+  | { kind: 'helm'; release: string; namespace: string; revision: number }
+  /** What Vigil replaced in its last restore, kept on the object (`vigil.dev/replaced-content`): the undo. */
+  | { kind: 'replaced' };
+
+/** A workload whose pod template reads a ConfigMap, and how: that decides when it sees new content. */
+export interface ConfigReader {
+  kind: 'Deployment' | 'StatefulSet' | 'DaemonSet' | 'CronJob';
+  name: string;
+  /**
+   * `env` (`envFrom`, `valueFrom.configMapKeyRef`) and `subPath` mounts see new content only in new
+   * pods; `volume` mounts get it from the kubelet within about a minute, if the process re-reads it.
+   */
+  via: ('env' | 'volume' | 'subPath')[];
+  /** Pods it runs (desired replicas; a CronJob's 0: its next run reads the new content). */
+  pods: number;
+}
+
+/**
+ * A content restore as a plan carries it: never the content itself (it may hold passwords), only its
+ * digests, key names and readers. The write body is re-derived from `source` whenever the plan is made
+ * again (right before executing), and must hash to `restoreDigest` (approvals/drift.ts).
+ */
+export interface ContentRestore {
+  source: ContentSource;
+  /** As the card says it: `the last kubectl apply (last-applied-configuration)`, `Helm release shop revision 4`. */
+  sourceLabel: string;
+  /** Digest of the content live when planned: what the rollback puts back. */
+  currentDigest: string;
+  /** Digest of the content to restore: what the success criterion waits for. */
+  restoreDigest: string;
+  /** What the restore does to each key: adds it back, removes it, changes its value. */
+  keys: { added: string[]; removed: string[]; changed: string[] };
+  readers: ConfigReader[];
 }
 
 export interface Plan {
@@ -154,6 +203,15 @@ export interface Plan {
   observed: { uid?: string; resourceVersion?: string; generation?: number };
   /** For flag and pull-request actions: the change the provider will make (no secrets; stored with the plan). */
   external?: ExternalChange;
+  /** For `restore_config`: digests, keys and readers of the content put back (never the content). */
+  content?: ContentRestore;
+  /** What approvers should know beyond the change itself (who sees new config when), one sentence each. */
+  notes?: string[];
+  /**
+   * Steps this one calls for but does not take (a restart of the readers that only see new config in new
+   * pods). Each becomes its own proposal, with its own card and approval, once this one is verified.
+   */
+  followUps?: MitigationProposal[];
   createdAt: string;
 }
 
@@ -174,9 +232,14 @@ export interface ActionDraft {
   successCriteria: SuccessCriterion[];
   rollback?: MitigationProposal;
   rollbackNote?: string;
+  content?: ContentRestore;
+  notes?: string[];
+  followUps?: MitigationProposal[];
   /** Risk inputs the action knows best. */
   riskKind: RiskKind;
   podsDisrupted: number;
+  /** What `podsDisrupted` counts: pods stopped or replaced (default), or pods that read the changed content. */
+  blastRadius?: 'replaced' | 'reading';
   reversible: 'yes' | 'partial' | 'no';
   /** Permissions the writes need, checked with a SelfSubjectAccessReview as the executor. */
   access: AccessCheck[];

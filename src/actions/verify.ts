@@ -2,6 +2,7 @@
  * Verification after execution: poll the target (reader identity) until every success criterion holds
  * or the window ends. On failure the plan's rollback proposal is returned for approval, never executed.
  */
+import { contentDigest, contentOf, shortDigest } from './config/content.js';
 import type { TargetReader } from './reader.js';
 import type { CriterionCheck, KubeObject, Plan, SuccessCriterion, VerificationResult, VerifyOptions } from './types.js';
 
@@ -32,6 +33,14 @@ export function observeWorkload(obj: KubeObject | undefined): Record<string, unk
     ...(obj.kind === 'CronJob' ? { suspend: obj.spec?.['suspend'] === true } : {}),
     ...(obj.metadata?.annotations?.['deployment.kubernetes.io/revision'] ? { revision: Number(obj.metadata.annotations['deployment.kubernetes.io/revision']) } : {}),
   };
+}
+
+/** A ConfigMap as the card prints it: its keys and content digest (never its values). */
+export function observeConfigMap(obj: KubeObject | undefined): Record<string, unknown> {
+  if (!obj) return { exists: false };
+  const content = contentOf(obj);
+  if (typeof content === 'string') return { exists: true, content };
+  return { exists: true, keys: [...Object.keys(content.data), ...Object.keys(content.binaryData).map((k) => `binaryData.${k}`)].sort(), content: shortDigest(contentDigest(obj.metadata?.uid ?? '', content)) };
 }
 
 async function check(c: SuccessCriterion, reader: TargetReader, options: VerifyOptions, cache: Map<string, KubeObject | undefined>): Promise<CriterionCheck> {
@@ -91,6 +100,14 @@ async function check(c: SuccessCriterion, reader: TargetReader, options: VerifyO
       const open = await github.findOpen(c.repo, c.marker, c.title);
       return result(!!open, open ? `#${open.number} open for review: ${open.url}` : 'no open revert found');
     }
+    case 'config_content': {
+      const obj = await get(c.target);
+      if (!obj) return result(false, 'target not found');
+      const content = contentOf(obj);
+      if (typeof content === 'string') return result(false, content);
+      const digest = contentDigest(obj.metadata?.uid ?? '', content);
+      return result(digest === c.digest, `content ${shortDigest(digest)}`);
+    }
     case 'metric': {
       if (!metrics) return result(false, 'no metrics source to check this');
       const value = await metrics.value(c.query).catch(() => undefined);
@@ -119,7 +136,7 @@ export async function verifyPlan(reader: TargetReader, plan: Plan, options: Veri
       // A flag or a pull request is not an API-server object: what the checks saw is the observation.
       observed = EXTERNAL_KINDS.has(plan.target.kind)
         ? Object.fromEntries(checks.map((c) => [c.description, c.observed]))
-        : observeWorkload(cache.has(key(plan)) ? cache.get(key(plan)) : await reader.get(plan.target));
+        : (plan.target.kind === 'ConfigMap' ? observeConfigMap : observeWorkload)(cache.has(key(plan)) ? cache.get(key(plan)) : await reader.get(plan.target));
     } catch (err) {
       // A failed read is not a verdict: keep polling until the window ends.
       checks = plan.successCriteria.map((c) => ({ description: c.description, ok: false, observed: `read failed: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}` }));

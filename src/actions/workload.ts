@@ -45,6 +45,8 @@ export function resourceOf(o: ObjectRef): { group: string; resource: string } {
       return { group: 'batch', resource: 'cronjobs' };
     case 'Pod':
       return { group: '', resource: 'pods' };
+    case 'ConfigMap':
+      return { group: '', resource: 'configmaps' };
     case 'FeatureFlag':
     case 'PullRequest':
       throw new Error(`${o.kind} ${o.name} is not a Kubernetes object`);

@@ -3,8 +3,12 @@
  * fresh plan's pre-checks compare the target with the *diagnosis*; this compares it with the *card*: an
  * approval is for the change the card showed ("scale checkout to 0 (from 3)"), not for whatever the
  * same command would do after someone else changed the target.
+ *
+ * A content restore (`restore_config`) stores no content, only digests: the fresh plan re-derived the
+ * content to write from the same source, and it must be the approved one, over the approved live content.
  */
 import type { Plan } from '../actions/index.js';
+import { shortDigest } from '../actions/config/content.js';
 import type { Redactor } from '../redact/index.js';
 import type { StoredPlan } from './types.js';
 
@@ -17,6 +21,16 @@ export function driftSinceApproval(approved: StoredPlan | undefined, fresh: Plan
   const f = fresh.observed;
   const what = `${fresh.target.kind.toLowerCase()}/${fresh.target.name}`;
   if (a.uid && f.uid && a.uid !== f.uid) return `${what} was deleted and recreated since it was approved (uid ${a.uid} → ${f.uid})`;
+  const ac = approved.content;
+  const fc = fresh.content;
+  if (ac || fc) {
+    if (!ac || !fc) return `${what}: the approved plan and the fresh one do not both restore content`;
+    if (JSON.stringify(ac.source) !== JSON.stringify(fc.source)) return `the content to restore now comes from ${fc.sourceLabel}; the approved plan took it from ${ac.sourceLabel}`;
+    if (ac.restoreDigest !== fc.restoreDigest) return `${fc.sourceLabel} now holds other content (${shortDigest(fc.restoreDigest)}) than the approved plan would restore (${shortDigest(ac.restoreDigest)})`;
+    if (ac.currentDigest !== fc.currentDigest) return `${what}'s content changed since it was approved (${shortDigest(ac.currentDigest)} → ${shortDigest(fc.currentDigest)})`;
+    // The digests decide; the card's rows hold masked text, which is not compared.
+    return undefined;
+  }
   if (a.generation !== undefined && f.generation !== undefined && a.generation !== f.generation) {
     return `${what}'s spec changed since it was approved (generation ${a.generation} → ${f.generation})`;
   }

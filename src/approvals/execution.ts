@@ -164,6 +164,19 @@ export class ApprovalExecution {
     const row = await db.approvalRequest.findUniqueOrThrow({ where: { id: v.id } });
     await this.deps.chat.post(row.channelId, row.threadTs ?? undefined, renderExecutionNote(done), { incidentId: v.incidentId, purpose: `approval:${v.id}:outcome` });
     if (f.rollback && f.plan) await this.proposeRollback(v, f.plan, f.rollback, f.outcome ?? {});
+    if (f.status === 'executed' && f.plan?.followUps?.length) await this.proposeFollowUps(v, f.plan.followUps);
+  }
+
+  /** The steps a verified change calls for, each a new request of its own (never executed from here). */
+  private async proposeFollowUps(v: ApprovalView, followUps: MitigationProposal[]): Promise<void> {
+    for (const m of followUps) {
+      const t = m.target;
+      try {
+        await this.hooks.propose(v.incidentId, { key: `followup:${v.id}:${t.kind.toLowerCase()}/${t.name}`, status: 'supported', component: t, mitigation: { ...m, rationale: `follow-up of the executed ${v.plan?.title ?? v.proposal.action}: ${m.rationale}` } }, {});
+      } catch (err) {
+        this.deps.log.warn({ err: String(err), requestId: v.id, followUp: m.action }, 'could not propose a follow-up');
+      }
+    }
   }
 
   /** The undo step as a new request: its own card, its own approval, never executed from here. */

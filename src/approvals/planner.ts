@@ -63,6 +63,7 @@ export async function planProposal(
         history,
         ...(deps.providers ? { providers: deps.providers } : {}),
         ...(deps.withinSeconds !== undefined ? { withinSeconds: deps.withinSeconds } : {}),
+        redactor: deps.redactor,
         now: () => deps.clock.now(),
       },
       proposal,

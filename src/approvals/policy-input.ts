@@ -74,16 +74,21 @@ export function preliminaryProposal(p: ProposalInput): ActionProposal {
   };
 }
 
-/** The planned write as the policy judges it: risk and blast radius from the plan. */
+/**
+ * The planned write as the policy judges it: risk and blast radius from the plan. A ConfigMap restore is
+ * judged by the workloads that read it: each must be in scope, and each counts in the blast radius.
+ */
 export function plannedProposal(p: ProposalInput, plan: Plan | Omit<Plan, 'writes'>): ActionProposal {
+  const readers = plan.content?.readers.map((r) => r.name);
   return {
     ...preliminaryProposal(p),
     target: { kind: plan.target.kind, namespace: plan.target.namespace, name: plan.target.name },
     params: plan.params,
     risk: plan.risk.score,
     podsAffected: podsAffected(plan),
-    // Every catalog action writes to exactly one object.
-    workloadsAffected: 1,
+    ...(readers ? { readers: [...new Set(readers)], ...(readers[0] ? { service: readers[0] } : {}) } : {}),
+    // Every catalog action writes to exactly one object; a ConfigMap's readers all run with the change.
+    workloadsAffected: readers ? Math.max(1, new Set(readers).size) : 1,
   };
 }
 

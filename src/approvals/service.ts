@@ -368,11 +368,11 @@ export class ApprovalService {
 
   /**
    * Whether the hypothesis behind a request is still supported in the latest investigation (responders
-   * may have ruled it out while Vigil was stopped, or a re-run no longer found it). A rollback has no
-   * hypothesis of its own: it stands.
+   * may have ruled it out while Vigil was stopped, or a re-run no longer found it). A rollback or a
+   * follow-up has no hypothesis of its own: it stands.
    */
   private async stillSupported(incidentId: string, key: string): Promise<boolean> {
-    if (key.startsWith('rollback:')) return true;
+    if (key.startsWith('rollback:') || key.startsWith('followup:')) return true;
     const latest = await this.deps.db.investigation.findFirst({ where: { incidentId }, orderBy: { startedAt: 'desc' }, select: { id: true } });
     if (!latest) return true; // proposed outside an investigation (by hand): nothing says otherwise
     const h = await this.deps.db.hypothesis.findFirst({ where: { investigationId: latest.id, key }, select: { status: true } });

@@ -45,7 +45,7 @@ export function describeAccess(a: Access): string {
 const acc = (verb: string, group: string, resource: string, subresource?: string): Access => ({ verb, group, resource, ...(subresource ? { subresource } : {}) });
 
 /** The catalog actions that write to Kubernetes (flip_flag and revert_pr do not). */
-export type KubeAction = 'scale' | 'rollout_restart' | 'rollout_undo' | 'set_image' | 'set_resources' | 'suspend_cronjob' | 'delete_pod';
+export type KubeAction = 'scale' | 'rollout_restart' | 'rollout_undo' | 'set_image' | 'set_resources' | 'suspend_cronjob' | 'delete_pod' | 'restore_config';
 
 /**
  * What each catalog action needs, per target kind (src/actions/catalog/*.ts `access`): the action is
@@ -63,6 +63,7 @@ export const CATALOG_ACCESS: Record<KubeAction, Record<string, Access[]>> = {
   set_resources: { deployments: [acc('patch', 'apps', 'deployments')], statefulsets: [acc('patch', 'apps', 'statefulsets')] },
   suspend_cronjob: { cronjobs: [acc('patch', 'batch', 'cronjobs')] },
   delete_pod: { pods: [acc('delete', '', 'pods'), acc('patch', '', 'pods')] },
+  restore_config: { configmaps: [acc('patch', '', 'configmaps')] },
 };
 const KUBE_ACTIONS = Object.keys(CATALOG_ACCESS) as KubeAction[];
 

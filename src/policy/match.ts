@@ -61,9 +61,19 @@ export function scopeEntries(scope: { namespace: string; services: string[] }): 
   return scope.services.map((s) => (s.includes('/') ? s : `${scope.namespace}/${s}`));
 }
 
-/** Whether the proposal's namespace and service are the incident's service or one of its dependencies. */
+/**
+ * Whether the proposal's namespace and service are the incident's service or one of its dependencies.
+ * A ConfigMap is in scope when every workload reading it is (and one does); before planning, when its
+ * readers are not known yet, when its namespace is one of the scope's.
+ */
 export function inScope(proposal: ActionProposal, scope: { namespace: string; services: string[] }): boolean {
-  return scopeEntries(scope).includes(`${proposal.target.namespace}/${serviceOf(proposal)}`);
+  const entries = scopeEntries(scope);
+  const ns = proposal.target.namespace;
+  if (proposal.target.kind === 'ConfigMap') {
+    if (proposal.readers === undefined) return entries.some((e) => e.startsWith(`${ns}/`));
+    return proposal.readers.length > 0 && proposal.readers.every((r) => entries.includes(`${ns}/${r}`));
+  }
+  return entries.includes(`${ns}/${serviceOf(proposal)}`);
 }
 
 /**

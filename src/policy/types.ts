@@ -10,6 +10,7 @@ export const ACTION_TYPES = [
   'set_resources',
   'suspend_cronjob',
   'delete_pod',
+  'restore_config',
   'flip_flag',
   'revert_pr',
 ] as const;
@@ -104,9 +105,15 @@ export interface ActionProposal {
   /**
    * The service (workload) the action affects, for scope and `services` matching, when the target is
    * not itself the workload: the deployment owning a pod, the service owning a flag or repository.
-   * Defaults to `target.name`.
+   * Defaults to `target.name`. For a ConfigMap: its first reader.
    */
   service?: string;
+  /**
+   * For a ConfigMap target: the workloads (in its namespace) whose pods read it, from the plan. Every one
+   * of them must be in the incident's scope (restoring it changes what each of them runs with).
+   * Absent before planning, when only the namespace can be checked.
+   */
+  readers?: string[];
   params: Record<string, unknown>;
   /** 0–100 */
   risk: number;

@@ -3,6 +3,13 @@
 /** kubectl stores the whole applied object here, so a Secret's data would leak through its annotation. */
 export const LAST_APPLIED_ANNOTATION = 'kubectl.kubernetes.io/last-applied-configuration';
 
+/**
+ * Annotations whose value is a JSON document of object content, redacted as a structure (each value on
+ * its own, so a config file's lines are seen as lines): kubectl's last-applied configuration, and the
+ * content Vigil's `restore_config` replaced, kept on the ConfigMap for its undo.
+ */
+export const EMBEDDED_JSON_ANNOTATIONS: ReadonlySet<string> = new Set([LAST_APPLIED_ANNOTATION, 'vigil.dev/replaced-content']);
+
 export type PlainRecord = Record<string, unknown>;
 
 export function isRecord(v: unknown): v is PlainRecord {

@@ -22,6 +22,9 @@ const SUFFIX_KINDS: ReadonlyArray<readonly [suffix: string, kind: string]> = [
   ['credentials', 'secret'],
   ['credential', 'secret'],
   ['dsn', 'dsn'],
+  // Redis/Valkey: the server password and the one a replica uses to reach its primary.
+  ['requirepass', 'password'],
+  ['masterauth', 'password'],
 ];
 
 /**

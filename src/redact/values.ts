@@ -1,5 +1,5 @@
 import { argvSecretKind } from './detectors/credentials.js';
-import { LAST_APPLIED_ANNOTATION, decodeSecretData, isRecord, isSecretObject, type PlainRecord } from './k8s.js';
+import { EMBEDDED_JSON_ANNOTATIONS, LAST_APPLIED_ANNOTATION, decodeSecretData, isRecord, isSecretObject, type PlainRecord } from './k8s.js';
 import { isNonSecretValue, looksLikeCredential } from './secret-likeness.js';
 import { REFERENCE_KEYS, isWholeWordOnlyKey, sensitiveKey } from './sensitive-keys.js';
 
@@ -82,7 +82,7 @@ export class ValueWalker {
     for (const key of Object.keys(record)) {
       const item = record[key];
       if (key === 'value' && pairKind !== undefined) out[key] = this.walk(item, pairKind, depth);
-      else if (key === LAST_APPLIED_ANNOTATION && typeof item === 'string') out[key] = this.walkEmbeddedJson(item, depth);
+      else if (EMBEDDED_JSON_ANNOTATIONS.has(key) && typeof item === 'string') out[key] = this.walkEmbeddedJson(item, depth);
       else out[key] = this.walk(item, this.childKind(key, inherited, item), depth);
     }
     return out;
@@ -124,7 +124,7 @@ export class ValueWalker {
     return walked;
   }
 
-  /** Redact a JSON document kept in a string (the last-applied annotation) structurally, then re-serialise it. */
+  /** Redact a JSON document kept in a string (the last-applied annotation, EMBEDDED_JSON_ANNOTATIONS) structurally, then re-serialise it. */
   private walkEmbeddedJson(s: string, depth: number): string {
     let parsed: unknown;
     try {

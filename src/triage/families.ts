@@ -349,7 +349,7 @@ export const FAULT_FAMILIES: readonly FaultFamily[] = [
     description: 'An edited (or drifted, shadowed, rotated) ConfigMap or Secret that the pods read: wrong URL, wrong flag, a rotated password not rolled out.',
     component: 'the ConfigMap or Secret',
     facts: { object: '`ConfigMap/name`', keys: 'changed keys (comma-separated)', editor: 'the field manager', changedAt: 'when', usedBy: 'how the workload reads it (`env`, `envFrom`, `volume`)', via: 'the env variable or volume', metric: 'the symptom that moved' },
-    fix: 'restore the previous content (or `rollout_undo` when a rollout switched the reference)',
+    fix: '`restore_config`: put the ConfigMap’s previous content back (from the last-applied annotation or the Helm history); `rollout_undo` when a rollout switched the reference; a Secret is restored by people',
     sources: ['SREGym configmap_drift, env_variable_shadowing, secret_rotation_stale_env_credentials', 'public postmortems: config pushes'],
   },
   {

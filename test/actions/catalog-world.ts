@@ -76,4 +76,5 @@ export const CATALOG_EXECUTOR_RULES: PolicyRule[] = [
   { verbs: ['patch'], apiGroups: ['apps'], resources: ['deployments', 'deployments/scale', 'statefulsets', 'statefulsets/scale'], namespaces: ['shop'] },
   { verbs: ['patch'], apiGroups: ['batch'], resources: ['cronjobs'], namespaces: ['shop'] },
   { verbs: ['patch', 'delete'], apiGroups: [''], resources: ['pods'], namespaces: ['shop'] },
+  { verbs: ['patch'], apiGroups: [''], resources: ['configmaps'], namespaces: ['shop'] },
 ];

@@ -3,7 +3,7 @@
  * watch only), the bot (may impersonate the executor SA and mint tokens for it, nothing else), the
  * executor SA (only the writes the example policy allows), and an admin standing in for the controllers.
  */
-import { AppsV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { TargetReader } from '../../src/actions/reader.js';
 import type { ExecutorCredentials } from '../../src/actions/executor.js';
 import { FULL_ACCESS, type PolicyRule } from '../fakes/kubernetes/rbac.js';
@@ -21,8 +21,11 @@ export const BOT: Identity = {
   rules: [{ verbs: ['create'], apiGroups: [''], resources: ['serviceaccounts/token'], namespaces: ['vigil'] }],
   canImpersonate: [EXECUTOR_USER],
 };
-/** What the example policy lets the executor do: scale and patch deployments in shop. */
-export const POLICY_EXECUTOR_RULES: PolicyRule[] = [{ verbs: ['patch'], apiGroups: ['apps'], resources: ['deployments', 'deployments/scale'], namespaces: ['shop'] }];
+/** What the example policy lets the executor do: scale and patch deployments, and patch configmaps (restore_config), in shop. */
+export const POLICY_EXECUTOR_RULES: PolicyRule[] = [
+  { verbs: ['patch'], apiGroups: ['apps'], resources: ['deployments', 'deployments/scale'], namespaces: ['shop'] },
+  { verbs: ['patch'], apiGroups: [''], resources: ['configmaps'], namespaces: ['shop'] },
+];
 
 export interface ActionWorld {
   kube: FakeKube;
@@ -33,6 +36,10 @@ export interface ActionWorld {
   setDeploymentStatus(namespace: string, name: string, status: Record<string, unknown>): Promise<void>;
   /** An out-of-band change (someone else's kubectl). */
   patchDeployment(namespace: string, name: string, body: unknown): Promise<void>;
+  /** An out-of-band merge patch of a ConfigMap (someone's `kubectl edit`). */
+  patchConfigMap(namespace: string, name: string, body: unknown): Promise<void>;
+  /** Creates an object as an admin would (`kubectl create`). */
+  createConfigMap(namespace: string, body: object): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -54,6 +61,7 @@ export async function startActionWorld(objects: object[], executorRules: PolicyR
     ...(now ? { now } : {}),
   });
   const admin = kube.kubeConfigFor('admin-token').makeApiClient(AppsV1Api);
+  const adminCore = kube.kubeConfigFor('admin-token').makeApiClient(CoreV1Api);
   const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
   return {
     kube,
@@ -65,6 +73,12 @@ export async function startActionWorld(objects: object[], executorRules: PolicyR
     },
     async patchDeployment(namespace, name, body) {
       await admin.patchNamespacedDeployment({ namespace, name, body, fieldManager: 'kubectl-edit' }, merge);
+    },
+    async patchConfigMap(namespace, name, body) {
+      await adminCore.patchNamespacedConfigMap({ namespace, name, body, fieldManager: 'kubectl-edit' }, merge);
+    },
+    async createConfigMap(namespace, body) {
+      await adminCore.createNamespacedConfigMap({ namespace, body, fieldManager: 'kubectl-create' });
     },
     close: () => kube.close(),
   };

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { App, LogLevel } from '@slack/bolt';
-import pino from 'pino';
+import pino, { type Logger } from 'pino';
 import type { ExternalProviders } from '../../src/actions/index.js';
 import { ApprovalService, SlackUserGroups, type ApprovalView, type ProposalSource } from '../../src/approvals/index.js';
 import { readApproval } from '../../src/approvals/store.js';
@@ -74,7 +74,7 @@ export interface ApprovalWorld {
   close(): Promise<void>;
 }
 
-export async function startApprovalWorld(settings: { verifyWindowMs?: number; policy?: Policy; providers?: ExternalProviders; catalog?: ServiceCatalog } = {}): Promise<ApprovalWorld> {
+export async function startApprovalWorld(settings: { verifyWindowMs?: number; policy?: Policy; providers?: ExternalProviders; catalog?: ServiceCatalog; log?: Logger } = {}): Promise<ApprovalWorld> {
   const tmp = mkdtempSync(join(tmpdir(), 'vigil-approvals-'));
   const scenario = await loadScenario(DEMO_SCENARIO);
   const kube = await startActionWorld(scenario.objects);
@@ -86,7 +86,7 @@ export async function startApprovalWorld(settings: { verifyWindowMs?: number; po
   const db = await openDatabase(`file:${join(tmp, 'vigil.db')}`);
   await applyMigrations(db);
   const signingSecret = randomBytes(16).toString('hex');
-  const log = pino({ level: 'silent' });
+  const log = settings.log ?? pino({ level: 'silent' });
   // No startup auth.test: a world closed right after starting would leave it failing unobserved.
   const app = new App({ token: slack.botToken, signingSecret, tokenVerificationEnabled: false, botUserId: 'U0VIGIL', botId: 'B0VIGIL', clientOptions: { slackApiUrl: slack.apiUrl, retryConfig: { retries: 0 } }, logLevel: LogLevel.ERROR });
   const redactor = createRedactor();

@@ -97,14 +97,14 @@ describe('vigil doctor', () => {
       objects: [],
       identities: {
         reader,
-        executor: { ...executor, rules: [...executor.rules, { verbs: ['patch'], apiGroups: [''], resources: ['configmaps'], namespaces: ['shop'] }, { verbs: ['patch'], apiGroups: ['apps'], resources: ['deployments'] }] },
+        executor: { ...executor, rules: [...executor.rules, { verbs: ['patch'], apiGroups: ['batch'], resources: ['cronjobs'], namespaces: ['shop'] }, { verbs: ['patch'], apiGroups: ['apps'], resources: ['deployments'] }] },
       },
     });
     try {
       const { code, text } = await doctor([], { KUBECONFIG: kubeconfig(broad.url, 'reader'), VIGIL_POLICY_FILE: POLICY });
       expect(code, text).toBe(0);
       expect(text).toContain('⚠ The executor may do more than the policy needs');
-      expect(text).toContain('- patch configmaps in shop');
+      expect(text).toContain('- patch cronjobs in shop');
       // A cluster-wide grant shows up everywhere the policy allows nothing.
       expect(text).toContain('- patch deployments cluster-wide');
       expect(text).toContain('- patch deployments in kube-system');

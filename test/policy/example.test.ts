@@ -22,6 +22,23 @@ describe('deploy/policy.example.yaml', () => {
     expect(evaluateApproval(decision, { userId: 'U0ALICE', userGroups: ['S0SREONCALL'], requestedBy: 'vigil', risk: 35 }, [])).toEqual({ kind: 'accepted', remaining: 1 });
   });
 
+  it('a ConfigMap restore is a rollback: two approvals; judged by its readers, each in scope, at most three', () => {
+    const cm = (readers?: string[]) =>
+      proposal({ action: 'restore_config', target: { kind: 'ConfigMap', namespace: 'shop', name: 'checkout-config' }, params: { kind: 'ConfigMap', name: 'checkout-config' }, podsAffected: 3, ...(readers ? { readers, service: readers[0], workloadsAffected: Math.max(1, readers.length) } : {}) });
+    // Before planning only the namespace is known; after, every reader must be in the incident's scope.
+    expect(evaluateProposal(policy, cm(), context())).toMatchObject({ kind: 'require_approval', approvals: 2, approverGroups: ['S0SREONCALL', 'S0SRELEADS'], rule: 'prod-restore-config' });
+    expect(evaluateProposal(policy, cm(['checkout', 'checkout-db']), context())).toMatchObject({ kind: 'require_approval', rule: 'prod-restore-config' });
+    expect(evaluateProposal(policy, cm(['checkout', 'storefront']), context())).toEqual({
+      kind: 'deny',
+      code: 'out_of_scope',
+      reason: "refused: `restore_config` on shop/checkout-config (read by checkout, storefront) is outside this incident's scope (shop/checkout, shop/checkout-db, payments/payments-api)",
+    });
+    expect(evaluateProposal(policy, cm([]), context())).toMatchObject({ code: 'out_of_scope', reason: expect.stringContaining('(read by no workload)') });
+    expect(evaluateProposal(policy, { ...cm(), target: { kind: 'ConfigMap', namespace: 'billing', name: 'x' } }, context())).toMatchObject({ code: 'out_of_scope' });
+    const four = context({ incidentScope: { namespace: 'shop', services: ['a', 'b', 'c', 'd'] } });
+    expect(evaluateProposal(policy, cm(['a', 'b', 'c', 'd']), four)).toMatchObject({ code: 'blast_radius', reason: 'refused: blast radius 4 workloads exceeds the cap of 3' });
+  });
+
   it('deletes pods of stateless services only, one pod at a time', () => {
     expect(evaluateProposal(policy, pod('checkout-7f9c-x2x', 'checkout'), context())).toMatchObject({ kind: 'require_approval', rule: 'prod-delete-pod-stateless' });
     expect(evaluateProposal(policy, pod('checkout-db-0', 'checkout-db'), context())).toMatchObject({ kind: 'deny', code: 'rule_forbids', rule: 'no-pod-deletes-stateful' });

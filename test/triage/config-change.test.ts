@@ -90,7 +90,7 @@ function input(over: Partial<TriageInput> = {}): TriageInput {
 }
 
 describe('config-change', () => {
-  it('names the ConfigMap, the key, the editor and the time, corroborated by errors right after; no rollout undo', () => {
+  it('names the ConfigMap, the key, the editor and the time, corroborated by errors right after; restore_config, not a rollout undo', () => {
     const [f] = configChange.analyze(input({ metrics: { summaries: [errors(-2.5)] }, logs: newErrorLogs }));
     expect(f).toMatchObject({
       status: 'supported',
@@ -98,7 +98,12 @@ describe('config-change', () => {
       facts: { object: 'ConfigMap/checkout-config', keys: 'PAYMENTS_URL', editor: 'kubectl-edit', changedAt: iso(-3), metric: 'error_ratio' },
     });
     expect(f!.confidence).toBeGreaterThanOrEqual(0.85);
-    expect(f!.mitigation).toBeUndefined();
+    expect(f!.mitigation).toMatchObject({
+      action: 'restore_config',
+      target: { kind: 'ConfigMap', namespace: 'shop', name: 'checkout-config' },
+      params: { kind: 'ConfigMap', name: 'checkout-config' },
+      command: expect.stringContaining('kubectl patch configmap/checkout-config -n shop'),
+    });
     expect(f!.mechanism).toMatch(/restore the previous value of PAYMENTS_URL/);
     expect(f!.mechanism).toMatch(/rollout undo would not help/);
     expect(f!.supporting[0]!.citation.ref).toBe('api/v1/namespaces/shop/configmaps/checkout-config#metadata.managedFields[1]');
@@ -129,6 +134,13 @@ describe('config-change', () => {
     const fresh: RelatedObject = { kind: 'ConfigMap', namespace: 'shop', name: 'checkout-config-v2', createdAt: at(-4), usedBy: 'envFrom', keys: ['PAYMENTS_URL'], managedFields: [{ manager: 'argocd-controller', operation: 'Apply', time: at(-4), fieldsType: 'FieldsV1', fieldsV1: { 'f:data': { 'f:PAYMENTS_URL': {} } } }] };
     const [f] = configChange.analyze(input({ kube: kube({ related: [fresh], replicaSets: [rs(4, 'checkout-config-v1', -9000), rs(5, 'checkout-config-v2', -4)] }), metrics: { summaries: [errors(-3)] } }));
     expect(f).toMatchObject({ status: 'supported', facts: { object: 'ConfigMap/checkout-config-v2', editor: 'argocd-controller' }, mitigation: { action: 'rollout_undo', params: { toRevision: 4 } } });
+  });
+
+  it('proposes nothing for an edited Secret: Vigil never reads Secret values, so it cannot restore one', () => {
+    const secret: RelatedObject = { ...configMap(-3), kind: 'Secret', name: 'checkout-secrets', usedBy: 'env DB_PASSWORD' };
+    const [f] = configChange.analyze(input({ kube: kube({ related: [secret] }), metrics: { summaries: [errors(-2.5)] }, logs: newErrorLogs }));
+    expect(f).toMatchObject({ status: 'supported', component: { kind: 'Secret', name: 'checkout-secrets' } });
+    expect(f!.mitigation).toBeUndefined();
   });
 
   it('reads key names from managedFields, never values', () => {

@@ -165,11 +165,14 @@ const CAUSE_LINE = /(^|[\s\]>|])(panic:|fatal error:|FATAL\b|[A-Z]\w*(Error|Exce
 /** Stack frames and traceback furniture: many lines, little meaning. */
 const FRAME_LINE = /^(\s*File "|\s*at [\w$.<>]+\(|goroutine \d+|\s*[\w./-]+\.go:\d+|Traceback \(most recent call last\)|\.\.\. \d+ more|[\^~]+$)/;
 
+const tiers = new WeakMap<LogPattern, number>();
 function tier(p: LogPattern): number {
-  if (p.level === 'error') return 0;
-  if (!p.level && CAUSE_LINE.test(p.example || p.template)) return 1;
-  if (!p.level && FRAME_LINE.test(p.example || p.template)) return 3;
-  return 2;
+  const known = tiers.get(p);
+  if (known !== undefined) return known;
+  const text = p.example || p.template;
+  const t = p.level === 'error' ? 0 : !p.level && CAUSE_LINE.test(text) ? 1 : !p.level && FRAME_LINE.test(text) ? 3 : 2;
+  tiers.set(p, t);
+  return t;
 }
 
 /**

@@ -139,6 +139,36 @@ export const labelledSecretDetector: Detector = {
 };
 
 /**
+ * A config-file line that is just `<directive> <value>`, separated by blanks only (redis.conf and
+ * valkey.conf `requirepass X` / `masterauth X`, sshd/pgbouncer-style files) where the directive names a
+ * secret. The key must start its line and the value end it, so prose (`password authentication failed
+ * …`) and log lines stay; the `key=value` forms are the labelled detector's. Like that one, the pattern
+ * starts at the sensitive word (a cheap literal scan) and the key's start is found by walking back.
+ */
+export const configDirectiveDetector: Detector = {
+  name: 'config_directive',
+  kind: 'secret',
+  pattern:
+    /(?<word>requirepass|masterauth|pass(?:word|wd|phrase)?|secret|token|key|credentials?|dsn|pwd?|auth)[0-9]*[ \t]+(?:"(?<dq>[^"\r\n]{1,4000})"|(?<secret>[^\s"'#][^\s]{0,4000}))[ \t]*(?=\r?\n|$)/dgi,
+  select: (m, { text }) => {
+    const word = m.groups?.['word'] ?? '';
+    const key = keyEndingAt(text, m.index, word);
+    if (key === undefined) return null;
+    // Only blanks between the line's start and the key.
+    const keyStart = m.index - (key.length - word.length);
+    for (let i = keyStart - 1; i >= 0 && text[i] !== '\n'; i--) if (text[i] !== ' ' && text[i] !== '\t') return null;
+    const digits = /^[0-9]*/.exec(text.slice(m.index + word.length))?.[0] ?? '';
+    const kind = sensitiveKeyKind(key + digits);
+    const span = groupSpan(m, 'dq') ?? groupSpan(m, 'secret');
+    if (kind === undefined || OWN_DETECTOR_KINDS.has(kind) || !span) return null;
+    const value = text.slice(span.start, span.end);
+    if (isNonSecretValue(value, kind, key)) return null;
+    const always = kind === 'password' || kind === 'private_key' || kind === 'dsn';
+    return always || looksLikeCredential(value) ? { ...span, kind } : null;
+  },
+};
+
+/**
  * `--db-password X`, `-token X`, `"--api-key","X"` (argv with the value as the next word: a process
  * listing, a container's args as text or JSON). A flag whose name names a secret takes the next word;
  * `--password=X` is the labelled detector's. See `argvSecretKind` for the rule.

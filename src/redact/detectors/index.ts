@@ -2,6 +2,7 @@ import type { Detector } from '../types.js';
 import {
   authorizationDetector,
   bearerDetector,
+  configDirectiveDetector,
   connectionStringPasswordDetector,
   cookieDetector,
   flagValueDetector,
@@ -28,6 +29,7 @@ export const DETECTORS: readonly Detector[] = [
   cookieDetector,
   connectionStringPasswordDetector,
   labelledSecretDetector,
+  configDirectiveDetector,
   flagValueDetector,
   cardDetector,
   emailDetector,

@@ -1,7 +1,7 @@
 /**
  * The approval card: what Vigil proposes to change and everything an approver needs to judge it —
  * risk and why, the exact change, pre-checks, the server-side dry run, success criteria, rollback,
- * who may approve, the decisions so far — and Approve / Reject buttons with confirmation dialogs.
+ * what else to know (who sees new config when) and the follow-ups it will propose, who may approve, the decisions so far — and Approve / Reject buttons with confirmation dialogs.
  * Buttons carry only the request id (the payload lives in the DB; A5: values ≤ 2000). Once decided,
  * or when policy refused the proposal, the card shows the final state and no buttons. Pure.
  */
@@ -14,13 +14,13 @@ import { fitBlocks, SLACK_LIMITS } from './limits.js';
 import { codeSpan, fallbackText, mention, mrkdwnText } from './mrkdwn.js';
 import { truncateMrkdwn, truncatePlain } from './truncate.js';
 
-/** Characters per plan section: three of them, the status and the approval part stay under Slack's text budget. */
+/** Characters per plan section: with three of them (a fourth, notes, is short), the status and the approval part stay under Slack's text budget. */
 const PLAN_SECTION_MAX = 1800;
 
 export const APPROVE_ACTION_ID = 'approval_approve';
 export const REJECT_ACTION_ID = 'approval_reject';
 
-const BOUNDS = { command: 400, lines: 10, line: 240, reason: 600, decisions: 10 } as const;
+const BOUNDS = { command: 400, lines: 10, line: 240, note: 400, reason: 600, decisions: 10 } as const;
 
 export interface ApprovalCardOptions {
   /**
@@ -93,11 +93,21 @@ function planSections(v: ApprovalView): string[] {
           : `– skipped: ${mrkdwnText(p.dryRun.message, BOUNDS.line)}`;
   const criteria = p.successCriteria.map((c) => mrkdwnText(c.description, BOUNDS.line));
   const rollback = p.rollback ? `${codeSpan(p.rollback.command, BOUNDS.command)} _(needs its own approval)_` : mrkdwnText(p.rollbackNote ?? 'none', BOUNDS.line);
+  const notes = (p.notes ?? []).map((n) => mrkdwnText(n, BOUNDS.note));
+  const followUps = (p.followUps ?? []).map((f) => codeSpan(f.command, BOUNDS.command));
   return [
     `*Command*\n${codeSpan(p.command, BOUNDS.command)}\n*Change*\n${changes.length ? bullets(changes) : '_nothing would change_'}`,
     `*Pre-checks*\n${bullets(checks)}\n*Dry run* (server-side)\n${dry}`,
     // The criteria list is cut before the rollback, which must always show.
     `*Success criteria*\n${criteria.length ? truncateMrkdwn(bullets(criteria), 1200) : '_none_'}\n*Rollback*\n${rollback}`,
+    ...(notes.length || followUps.length
+      ? [
+          [
+            ...(notes.length ? [`*Good to know*\n${bullets(notes, 6)}`] : []),
+            ...(followUps.length ? [`*Follow-ups* _(each proposed on its own card once this is verified; none runs without its own approval)_\n${bullets(followUps, 6)}`] : []),
+          ].join('\n'),
+        ]
+      : []),
   ];
 }
 

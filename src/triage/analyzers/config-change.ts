@@ -8,9 +8,12 @@
  * edit rule it out.
  *
  * Mitigation: an in-place edit did not change the pod template, so `rollout_undo` would roll back to the
- * same config: no catalog action restores a ConfigMap, so none is proposed (the fix is stated in the
- * mechanism). When the config arrived WITH a rollout (the new ReplicaSet references a ConfigMap/Secret
- * the previous one did not), undoing that rollout restores the old reference: `rollout_undo`.
+ * same config. For a ConfigMap, `restore_config` puts its previous content back (the action finds it in
+ * the last-applied annotation or the Helm history, and plans as "previous content unknown" otherwise;
+ * the analyzer never reads values); a Secret gets no proposal (Vigil never reads Secret values, so it
+ * cannot restore one; the fix is stated in the mechanism). When the config arrived WITH a rollout (the
+ * new ReplicaSet references a ConfigMap/Secret the previous one did not), undoing that rollout restores
+ * the old reference: `rollout_undo`.
  *
  * Facts (camelCase): `object` (`ConfigMap/checkout-config`), `keys` (comma-separated key names, when
  * managedFields show them), `editor` (field manager, e.g. `kubectl-edit`), `changedAt` (ISO),
@@ -198,10 +201,18 @@ export const configChange: Analyzer = {
               command: `kubectl rollout undo ${t.kind.toLowerCase()}/${t.name} -n ${t.namespace} --to-revision=${previous.rev}`,
               rationale: `revision ${previous.rev} references the previous ${obj.kind} and ran without these errors`,
             }
-          : undefined;
+          : !w.created && obj.kind === 'ConfigMap'
+            ? {
+                action: 'restore_config',
+                target: { kind: 'ConfigMap', namespace: obj.namespace, name: obj.name },
+                params: { kind: 'ConfigMap', name: obj.name },
+                command: `kubectl patch configmap/${obj.name} -n ${obj.namespace} --type=json -p '[{"op":"replace","path":"/data","value":<its data before the edit>}]'`,
+                rationale: `put back ${objectName}'s content from before \`${who}\`'s edit at ${clockTime(w.at)}${obj.usedBy?.startsWith('env') ? `; ${t.name} reads it as env, so it needs a restart after` : ''}`,
+              }
+            : undefined;
       const fix = w.created
         ? `Undoing the rollout brings back the previous ${obj.kind.toLowerCase()} reference.`
-        : `Fix: restore the previous value${keys.length > 1 ? 's' : ''}${keys.length ? ` of ${keys.join(', ')}` : ''} in ${objectName} (from source control, or \`kubectl edit ${obj.kind.toLowerCase()} ${obj.name} -n ${obj.namespace}\`)${obj.usedBy?.startsWith('env') ? ` and restart ${t.name}: env from a ${obj.kind} is read only at start` : ''}. A rollout undo would not help: the pod template did not change.`;
+        : `Fix: restore the previous value${keys.length > 1 ? 's' : ''}${keys.length ? ` of ${keys.join(', ')}` : ''} in ${objectName} (${obj.kind === 'ConfigMap' ? 'the proposed restore_config puts back the content from before the edit when the cluster still knows it; otherwise ' : ''}from source control, or \`kubectl edit ${obj.kind.toLowerCase()} ${obj.name} -n ${obj.namespace}\`)${obj.usedBy?.startsWith('env') ? ` and restart ${t.name}: env from a ${obj.kind} is read only at start` : ''}. A rollout undo would not help: the pod template did not change.`;
       const symptomText = first
         ? `; ${whose}'s ${metricLabel(first.metric)} ${moved(first)} from ${fmtLevel(first.before, first.unit)} to ${fmtLevel(first.after, first.unit)} starting ${clockTime(first.start)}`
         : timing.logsAfter.length

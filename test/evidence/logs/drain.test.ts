@@ -70,7 +70,8 @@ describe('mineTemplates on a realistic mixed stream', () => {
     }
   });
 
-  it('mines 10,000 lines well under 200 ms', () => {
+  // Throughput is measured by `npm run bench`; this only catches a pathological (quadratic) regression.
+  it('mines 10,000 lines without a pathological slowdown', () => {
     mineTemplates(stream.lines); // warm the JIT
     let best = Infinity;
     for (let i = 0; i < 3; i++) {
@@ -78,7 +79,7 @@ describe('mineTemplates on a realistic mixed stream', () => {
       mineTemplates(stream.lines);
       best = Math.min(best, performance.now() - t);
     }
-    expect(best).toBeLessThan(200);
+    expect(best).toBeLessThan(2000);
   });
 });
 
