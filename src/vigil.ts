@@ -14,11 +14,7 @@ import { registerApprovalListeners } from './slack/approval-listeners.js';
 import { registerHypothesisListeners } from './slack/hypothesis-listeners.js';
 import type { ModelProvider } from './agent/types.js';
 import { GitHubReader } from './evidence/github/client.js';
-import { githubTools } from './evidence/github/tools.js';
-import { kubernetesTools } from './evidence/kubernetes/tools/index.js';
-import { createLokiQueryRangeTool } from './evidence/loki/tools.js';
-import { prometheusTools } from './evidence/prometheus/tools.js';
-import type { EvidenceTool } from './evidence/tool.js';
+import { evidenceTools } from './evidence/tools.js';
 import { KubeReader, loadKubeConfig } from './evidence/kubernetes/client.js';
 import { LokiClient } from './evidence/loki/client.js';
 import { PrometheusClient } from './evidence/prometheus/client.js';
@@ -100,7 +96,6 @@ function evidenceSources(config: Config, db: Database, redactor: Redactor, clock
   };
 }
 
-/** The read-only tools the model may call, over the same adapters the deterministic gatherers use. */
 /** The writers outside Kubernetes, each with its own writer token (config refuses one equal to the reader's). */
 function externalProviders(config: Config): ExternalProviders {
   return {
@@ -109,15 +104,6 @@ function externalProviders(config: Config): ExternalProviders {
       ? { github: new GitHubReverts({ writeToken: config.githubWriteToken, ...(config.github?.token ? { readToken: config.github.token } : {}), ...(config.github?.apiUrl ? { baseUrl: config.github.apiUrl } : {}) }) }
       : {}),
   };
-}
-
-function evidenceTools(s: EvidenceSources): EvidenceTool[] {
-  return [
-    ...(s.kube ? kubernetesTools(s.kube) : []),
-    ...(s.prometheus ? prometheusTools(s.prometheus) : []),
-    ...(s.loki ? [createLokiQueryRangeTool(s.loki)] : []),
-    ...(s.github ? githubTools(s.github) : []),
-  ];
 }
 
 function routesFor(config: Config, db: Database, redactor: Redactor, clock: Clock, log: Logger): Route[] {
@@ -196,6 +182,7 @@ export async function startVigil(config: Config, log: Logger, o: VigilOverrides 
     provider
       ? {
           provider,
+          // The read-only tools the model may call, over the same adapters the deterministic gatherers use.
           tools: evidenceTools(sources),
           budget: { maxSteps: config.agent.maxSteps, maxTokens: config.agent.maxTokens, maxWallMs: config.agent.maxSeconds * 1000, maxCostUsd: config.agent.maxCostUsd },
           escalationConfidence: config.agent.escalationConfidence,

@@ -10,6 +10,7 @@ import type { TriageInput } from '../triage/analyzer.js';
 import type { Finding } from '../triage/types.js';
 import { Budget, type AgentUsage, type BudgetKind, type BudgetLimits, type BudgetMode } from './budget.js';
 import { checkSubmission, diagnosisToFindings, repairRequest, SUBMIT_TOOL, submitDiagnosisTool, type Diagnosis } from './output.js';
+import { requestHistory } from './history.js';
 import { buildBrief, defaultLabels, steeringUpdate, SYSTEM_PROMPT } from './prompt.js';
 import { ModelConfigurationError, ModelRequestError } from './providers/index.js';
 import type { SteeringMessage } from './steering.js';
@@ -105,7 +106,10 @@ export async function runAgent(o: AgentOptions): Promise<AgentResult> {
   const budget = new Budget(o.budget, o.provider);
   const citations = new CitationBook();
   const emit = (e: AgentEvent) => o.onEvent?.(e);
-  const toolbox = new Toolbox(o.tools, { redactor: o.redactor, now, citations, onEvent: emit });
+  // The tools see what triage already read: the onset, and the cluster graph of its one snapshot.
+  const cluster = o.input.cluster;
+  const investigation = { onset: o.input.onset, ...(cluster ? { cluster: { topology: cluster.topology, walk: cluster.walk, subjects: cluster.subjects } } : {}) };
+  const toolbox = new Toolbox(o.tools, { redactor: o.redactor, now, citations, onEvent: emit, investigation });
   const labels = o.labels ?? defaultLabels(o.findings);
   const steering = [...(o.steering ?? [])];
   let toolCalls = 0;
@@ -125,6 +129,8 @@ export async function runAgent(o: AgentOptions): Promise<AgentResult> {
 
   const brief = buildBrief({ input: o.input, findings: o.findings, labels, gaps: o.gaps, steering, skills: o.skills, redactor: o.redactor, citations });
   const messages: ModelMessage[] = [];
+  /** Digests of the tool results, by call id: sent instead of a result once it is a few turns old. */
+  const digests = new Map<string, string>();
   let pending: ModelContent[] = [{ type: 'text', text: brief }];
   let finalAsked = false;
 
@@ -149,7 +155,7 @@ export async function runAgent(o: AgentOptions): Promise<AgentResult> {
     budget.appended(pending.reduce((n, c) => n + contentChars(c), 0));
     pending = [];
 
-    const call = await callModel(o, budget, messages, toolbox.modelTools, mode, emit);
+    const call = await callModel(o, budget, requestHistory(messages, digests), toolbox.modelTools, mode, emit);
     if (call.kind === 'stopped') return finish('stopped');
     if (call.kind === 'failed') return finish('model_unavailable', { error: call.error, errorKind: call.errorKind });
     if (call.kind === 'timed_out') {
@@ -185,6 +191,7 @@ export async function runAgent(o: AgentOptions): Promise<AgentResult> {
         const out = await toolbox.dispatch(c.name, c.input, signal.signal);
         if (o.signal?.aborted) return finish('stopped');
         pending.push({ type: 'tool_result', callId: c.id, content: out.content, ...(out.isError ? { isError: true } : {}) });
+        if (out.digest !== undefined) digests.set(c.id, out.digest);
       }
     } finally {
       signal.dispose();

@@ -18,26 +18,26 @@ export const SUBMIT_TOOL = 'submit_diagnosis';
 /** The citation for a step of the model's own reasoning: allowed, but never support on its own. */
 export const INFERENCE_CITATION = 'inference';
 
-const componentRef = z.object({
-  kind: z.string().min(1).describe('Kubernetes kind (Deployment, Pod, Service, ConfigMap, Node, …) or Repository / FeatureFlag.'),
-  namespace: z.string().min(1).optional().describe('Namespace; omit for cluster-scoped objects.'),
-  name: z.string().min(1),
-});
+/** One shared definition (`$defs`) in the submission's JSON schema, however often it is used. */
+const componentRef = z
+  .object({
+    kind: z.string().min(1).describe('Kubernetes kind, Repository or FeatureFlag.'),
+    namespace: z.string().min(1).optional().describe('Omit if cluster-scoped.'),
+    name: z.string().min(1),
+  })
+  .meta({ id: 'ComponentRef' });
 
 const evidenceItem = z.object({
   stance: z.enum(['supports', 'refutes']),
-  summary: z.string().min(1).max(400).describe('The fact, with the concrete value (field, count, log template, metric value).'),
-  citation: z
-    .string()
-    .min(1)
-    .describe(`Exactly the "cite" string of a tool result or evidence line, or of a deterministic finding's evidence; "${INFERENCE_CITATION}" for your own reasoning (never enough on its own).`),
+  summary: z.string().min(1).max(400).describe('The fact, with its value.'),
+  citation: z.string().min(1).describe(`A "cite", exactly, or "${INFERENCE_CITATION}".`),
 });
 
 const mitigation = z.object({
   action: z.enum(ACTION_TYPES),
   target: componentRef,
-  params: z.record(z.string(), z.unknown()).describe('Action parameters, e.g. {"replicas": 3}.'),
-  command: z.string().min(1).describe('The equivalent command for a human, e.g. kubectl scale deployment/checkout -n shop --replicas=3.'),
+  params: z.record(z.string(), z.unknown()).describe('e.g. {"replicas": 3}'),
+  command: z.string().min(1).describe('The equivalent command for a human.'),
   rationale: z.string().min(1),
 });
 
@@ -45,29 +45,29 @@ const hypothesis = z.object({
   title: z.string().min(1).max(200).describe('One line: what happened.'),
   status: z.enum(['supported', 'open', 'inconclusive', 'ruled_out', 'unrelated']),
   confidence: z.number().min(0).max(1),
-  component: componentRef.describe('The faulty component (localisation).'),
+  component: componentRef.describe('The faulty component.'),
   category: z
     .string()
     .regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/, 'kebab-case, e.g. disk-full')
-    .describe('Failure mechanism category, kebab-case (e.g. disk-full, clock-skew, dns-misconfigured, scaled-to-zero).'),
-  mechanism: z.string().min(1).max(1200).describe('What is wrong and why (characterisation).'),
+    .describe('kebab-case, e.g. disk-full, clock-skew, dns-misconfigured.'),
+  mechanism: z.string().min(1).max(1200).describe('What is wrong and why.'),
   facts: z
     .record(z.string(), z.union([z.string(), z.number(), z.boolean()]))
-    .describe('Concrete details, camelCase keys: the key, value, port, image, limit, actor, time that matter.'),
-  scope: z.string().max(600).describe('Who/what is affected, for people.'),
-  affected: z.array(componentRef).describe('Affected components: the faulty one first, then callers, Services, Ingresses.'),
-  evidence: z.array(evidenceItem).describe('For and against, each with its citation.'),
-  reason: z.string().max(600).optional().describe('Why it is ruled out / unrelated.'),
+    .describe('Values that matter (limit, image, actor, time…), camelCase keys.'),
+  scope: z.string().max(600).describe('Who and what is affected.'),
+  affected: z.array(componentRef).describe('Faulty one first, then callers, Services, Ingresses.'),
+  evidence: z.array(evidenceItem),
+  reason: z.string().max(600).optional().describe('Why ruled out or unrelated.'),
   mitigation: mitigation.optional(),
 });
 
 export const diagnosisSchema = z.object({
   hypotheses: z.array(hypothesis).min(1).max(12),
-  summary: z.string().min(1).max(1500).describe('A few sentences for the incident thread.'),
+  summary: z.string().min(1).max(1500).describe('A few sentences for the thread.'),
   escalate: z
     .object({ reason: z.string().min(1), couldNotAccess: z.array(z.string()) })
     .optional()
-    .describe('When no cause was found or a permission was missing: why a human must take over.'),
+    .describe('No cause found or access missing: why a human takes over.'),
 });
 
 export type Diagnosis = z.infer<typeof diagnosisSchema>;
@@ -75,9 +75,7 @@ export type DiagnosedHypothesis = Diagnosis['hypotheses'][number];
 
 export const submitDiagnosisTool: ModelTool = {
   name: SUBMIT_TOOL,
-  description:
-    'Submit your final diagnosis and end the investigation. Call it exactly once, when you are done (or when told the budget is spent). ' +
-    'Every evidence citation must be copied exactly from a tool result ("cite"), an evidence line, or a deterministic finding.',
+  description: 'Submit the final diagnosis and end the investigation: once, when done or when told the budget is spent.',
   inputSchema: toolInputSchema(diagnosisSchema),
 };
 

@@ -1,5 +1,8 @@
 import type { z } from 'zod';
 import type { Redactor } from '../redact/index.js';
+import type { Topology } from '../topology/graph.js';
+import type { Subject } from '../topology/subjects.js';
+import type { Walk } from '../topology/walk.js';
 import type { Citation, Evidence } from './types.js';
 
 /**
@@ -14,6 +17,11 @@ export interface EvidenceTool<P extends z.ZodType = z.ZodType> {
   /** Written for the model: what it returns, when to use it, how big it is. */
   description: string;
   parameters: P;
+  /**
+   * A specialised tool: the model loop sends its schema only once the model asks for it (`load_tools`),
+   * instead of with every call. The text is its one-line purpose in the loader's list.
+   */
+  onDemand?: string;
   effect: 'read';
   execute(params: z.infer<P>, ctx: ToolContext): Promise<ToolResult>;
 }
@@ -24,6 +32,18 @@ export interface ToolContext {
   /** Upper bound of the serialised `data` in bytes (default MAX_TOOL_RESULT_BYTES). */
   maxBytes?: number;
   signal?: AbortSignal;
+  /** What the investigation already knows (set by the model loop; absent when a tool is called on its own). */
+  investigation?: InvestigationScope;
+}
+
+/**
+ * The investigation a tool call belongs to: the alert's onset (log windows, metric ranges) and the
+ * cluster graph deterministic triage built from its one snapshot read, with the walk from what the
+ * alert names. Tools read it instead of reading the whole cluster again.
+ */
+export interface InvestigationScope {
+  onset: Date;
+  cluster?: { topology: Topology; walk?: Walk; subjects?: Subject[] };
 }
 
 export type ToolResult =

@@ -13,6 +13,9 @@ import { createLogger } from '../../src/log.js';
 import { createRedactor } from '../../src/redact/index.js';
 import { startVigil, type Vigil } from '../../src/vigil.js';
 import type { ModelProvider } from '../../src/agent/types.js';
+import { AnthropicProvider } from '../../src/agent/providers/index.js';
+import { startFakeAnthropic, type AnthropicReply, type FakeAnthropic } from '../fakes/models/anthropic.js';
+import type { ScriptStep } from '../fakes/models/script.js';
 import type { SpanExporter } from '@opentelemetry/sdk-trace';
 import { startFakeKube, type FakeKube } from '../fakes/kubernetes/server.js';
 import { startFakeSlack, type FakeSlack } from '../fakes/slack/index.js';
@@ -22,7 +25,11 @@ import { repoScenario } from '../fakes/github/builders.js';
 import { startFakeLoki, type FakeLoki } from '../fakes/loki/server.js';
 import { startFakeLaunchDarkly, type FakeFlag, type FakeLaunchDarkly } from '../fakes/launchdarkly/server.js';
 import { buildSeries, prometheusSkipReason, startPrometheus, type RunningPrometheus } from './prometheus.js';
+import { startMeter, type Meter, type MeteredResponse } from './meter.js';
 import { stringify as toYaml } from 'yaml';
+
+export type { AnthropicReply } from '../fakes/models/anthropic.js';
+export type { RecordedRequest as ModelRequest, ScriptStep } from '../fakes/models/script.js';
 
 export const ALERT_CHANNEL = 'C0ALERTS';
 export const READER_TOKEN = 'vigil-reader-token';
@@ -56,6 +63,18 @@ export interface WorldOptions {
   spanExporter?: SpanExporter;
   /** The model provider Vigil uses (e.g. pointed at a fake model server); default: none. */
   modelProvider?: ModelProvider;
+  /**
+   * Start a scripted fake Anthropic Messages API and give Vigil the real Anthropic provider (the SDK)
+   * pointed at it. Its usage fields estimate the tokens of each request (characters ÷ 4), so the
+   * run's recorded usage measures what the model was sent. Ignored when `modelProvider` is given.
+   */
+  model?: { script: ScriptStep<AnthropicReply>[]; name?: string };
+  /**
+   * Put a metering proxy (test/support/meter.ts) in front of every evidence API — Kubernetes,
+   * Prometheus, Loki, GitHub — and give Vigil the proxies' URLs: `world.meter` then holds the bytes of
+   * every response served to Vigil (the bench's raw evidence).
+   */
+  meter?: boolean;
   /** More tokens the fake Slack accepts (e.g. a Socket Mode app token). */
   slackExtraTokens?: string[];
   /** Make the fake Slack enforce a per-channel posting rate (answers 429 like Slack when exceeded). */
@@ -85,6 +104,10 @@ export interface World {
   github?: FakeGitHub;
   /** Started with the `launchDarkly` option. */
   launchDarkly?: FakeLaunchDarkly;
+  /** Started with the `model` option: every request the provider sent. */
+  model?: FakeAnthropic;
+  /** With the `meter` option: every evidence API response served to Vigil (source kubernetes | prometheus | loki | github). */
+  meter?: { responses: MeteredResponse[] };
   /** Why a source the scenario wanted is not running (e.g. no Prometheus binary outside CI). */
   skipped: string[];
   vigil?: Vigil;
@@ -118,13 +141,22 @@ export async function startWorld(o: WorldOptions): Promise<World> {
     channels: [{ id: ALERT_CHANNEL, name: 'alerts' }, ...extraChannels.map(({ id, name }) => ({ id, name }))] as never,
   });
   const kube = await startFakeKube({ objects: scenario.objects, logs: scenario.logs });
+  const metered: MeteredResponse[] = [];
+  const meters: Meter[] = [];
+  const via = async (source: string, url: string) => {
+    if (!o.meter) return url;
+    const m = await startMeter(source, url, metered);
+    meters.push(m);
+    return m.url;
+  };
+  const kubeUrl = await via('kubernetes', kube.url);
   const kubeconfigPath = join(tmp, 'kubeconfig.yaml');
   writeFileSync(
     kubeconfigPath,
     [
       'apiVersion: v1',
       'kind: Config',
-      'clusters: [{ name: fake, cluster: { server: "' + kube.url + '", insecure-skip-tls-verify: true } }]',
+      'clusters: [{ name: fake, cluster: { server: "' + kubeUrl + '", insecure-skip-tls-verify: true } }]',
       'users: [{ name: reader, user: { token: "' + READER_TOKEN + '" } }]',
       'contexts: [{ name: fake, context: { cluster: fake, user: reader } }]',
       'current-context: fake',
@@ -201,12 +233,17 @@ export async function startWorld(o: WorldOptions): Promise<World> {
         },
       })
     : undefined;
+  const model = o.model && !o.modelProvider ? await startFakeAnthropic({ script: o.model.script, name: o.model.name ?? `${scenario.id} model`, usage: 'estimate' }) : undefined;
+  const modelProvider = o.modelProvider ?? (model ? new AnthropicProvider({ apiKey: 'test-anthropic-key', baseURL: model.url, maxRetries: 0 }) : undefined);
   let catalogFile: string | undefined;
   if (scenario.catalog) {
     catalogFile = join(tmp, 'catalog.yaml');
     writeFileSync(catalogFile, toYaml(scenario.catalog));
   }
   const flagsToken = randomBytes(16).toString('hex');
+  const prometheusUrl = prometheus ? await via('prometheus', prometheus.url) : undefined;
+  const lokiUrl = loki ? await via('loki', loki.url) : undefined;
+  const githubUrl = github ? await via('github', github.url) : undefined;
 
   const env: Record<string, string> = {
     SLACK_BOT_TOKEN: slack.botToken,
@@ -218,9 +255,9 @@ export async function startWorld(o: WorldOptions): Promise<World> {
     KUBECONFIG: kubeconfigPath,
     VIGIL_FLAGS_WEBHOOK_TOKEN: flagsToken,
     ...(o.policyFile ? { VIGIL_POLICY_FILE: o.policyFile } : {}),
-    ...(prometheus ? { PROMETHEUS_URL: prometheus.url } : {}),
-    ...(loki ? { LOKI_URL: loki.url } : {}),
-    ...(github ? { GITHUB_API_URL: github.url, GITHUB_TOKEN: GITHUB_READER_TOKEN } : {}),
+    ...(prometheusUrl ? { PROMETHEUS_URL: prometheusUrl } : {}),
+    ...(lokiUrl ? { LOKI_URL: lokiUrl } : {}),
+    ...(githubUrl ? { GITHUB_API_URL: githubUrl, GITHUB_TOKEN: GITHUB_READER_TOKEN } : {}),
     ...(o.githubWriter ? { GITHUB_WRITE_TOKEN: GITHUB_WRITER.token } : {}),
     ...(launchDarkly
       ? {
@@ -247,6 +284,8 @@ export async function startWorld(o: WorldOptions): Promise<World> {
     loki,
     github,
     launchDarkly,
+    ...(model ? { model } : {}),
+    ...(o.meter ? { meter: { responses: metered } } : {}),
     skipped,
     config,
     env,
@@ -256,7 +295,7 @@ export async function startWorld(o: WorldOptions): Promise<World> {
       if (world.vigil) return world.vigil;
       const vigil = await startVigil(config, log, {
         redactor,
-        modelProvider: o.modelProvider ?? null,
+        modelProvider: modelProvider ?? null,
         ...(o.spanExporter ? { spanExporter: o.spanExporter } : {}),
         // Tests and the demo want errors fast, not Slack's 30-minute production retry policy.
         slackClientOptions: { retryConfig: { retries: 2, factor: 1, minTimeout: 50, maxTimeout: 200 } },
@@ -314,6 +353,8 @@ export async function startWorld(o: WorldOptions): Promise<World> {
       await loki?.close();
       await github?.close();
       await launchDarkly?.close();
+      await model?.close();
+      for (const m of meters) await m.close();
       rmSync(tmp, { recursive: true, force: true });
     },
   };

@@ -20,33 +20,35 @@ const MAX_BODY_CHARS = 4000;
 const repoParam = z
   .string()
   .regex(/^[A-Za-z0-9][A-Za-z0-9-]*\/[A-Za-z0-9._-]+$/, 'owner/repo')
-  .describe('Repository as owner/repo, e.g. "acme/checkout".');
+  .describe('owner/repo');
 
 const recentChangesParams = z.object({
   repo: repoParam,
-  since: z.iso.datetime({ offset: true }).optional().describe('Window start (ISO 8601). Default: `hours` before `until`.'),
-  until: z.iso.datetime({ offset: true }).optional().describe('Window end (ISO 8601). Default: now.'),
-  hours: z.number().positive().max(24 * MAX_WINDOW_DAYS).optional().describe(`Look back this many hours from \`until\` when \`since\` is not given (default ${DEFAULT_HOURS}).`),
+  since: z.iso.datetime({ offset: true }).optional().describe('Default: hours before until.'),
+  until: z.iso.datetime({ offset: true }).optional().describe('Default: now.'),
+  hours: z.number().positive().max(24 * MAX_WINDOW_DAYS).optional().describe(`Back from until, without since (default ${DEFAULT_HOURS}).`),
   kinds: z
     .array(z.enum(GITHUB_CHANGE_KINDS))
     .min(1)
     .optional()
-    .describe('Which changes: "deploy" (GitHub deployments + latest status), "pr_merged", "commit" (default-branch commits no merged PR covers). Default: all.'),
-  environment: z.string().min(1).optional().describe('Only deployments to this environment, e.g. "production".'),
+    .describe('Default: all.'),
+  environment: z.string().min(1).optional().describe('Only deployments to this environment.'),
 });
 
 const pullRequestParams = z.object({
   repo: repoParam,
-  number: z.number().int().positive().describe('Pull request number.'),
+  number: z.number().int().positive().describe('Number.'),
 });
 
 export function githubRecentChangesTool(reader: GitHubReader): EvidenceTool<typeof recentChangesParams> {
   return {
     name: 'github_recent_changes',
     description:
-      'What changed in a GitHub repository in a time window: deployments (sha, environment, creator, latest status), merged pull requests (number, title, merger) and other commits on the default branch, oldest first, each with a link. Use it to correlate an alert with a deploy or merge. Returns up to ~16 KB; narrow the window or `kinds` for busy repositories.',
+      'A repository\'s deployments (with latest status), merged pull requests and other default-branch commits in a window, oldest first.',
     parameters: recentChangesParams,
     effect: 'read',
+    // The brief's change timeline already holds the deploys and merges near the onset.
+    onDemand: 'a repository\'s deploys, merged PRs and commits in a window, beyond the timeline',
     async execute(params, ctx) {
       const parsed = tryParseRepo(params.repo, ctx);
       if ('error' in parsed) return parsed.error;
@@ -66,7 +68,8 @@ export function githubRecentChangesTool(reader: GitHubReader): EvidenceTool<type
         return { status: 'no_data', citation, message: `No ${kinds.join(', ')} changes in ${owner}/${repo} between ${since.toISOString()} and ${until.toISOString()}.` };
       }
       const { data, truncated } = boundedData(
-        { repo: `${owner}/${repo}`, window: { since: since.toISOString(), until: until.toISOString() }, gaps: redactedGaps, changes: changes.map(changeRow) },
+        // The window is the result's range (its envelope says it).
+        { repo: `${owner}/${repo}`, ...(redactedGaps.length ? { gaps: redactedGaps } : {}), changes: changes.map(changeRow) },
         ctx,
       );
       return { status: 'success', citation, data, truncated, evidence: changes.slice(-MAX_EVIDENCE).map((c) => changeEvidence(c, ctx)) };
@@ -78,9 +81,10 @@ export function githubPullRequestTool(reader: GitHubReader): EvidenceTool<typeof
   return {
     name: 'github_pull_request',
     description:
-      'One GitHub pull request: title, state, who merged it and when, description (redacted, first 4000 characters), labels, and the changed files with added/deleted line counts. Use it after github_recent_changes to see what a suspicious merge touched. Returns up to ~16 KB.',
+      'One pull request: title, state, who merged it when, description, labels, and the changed files with line counts.',
     parameters: pullRequestParams,
     effect: 'read',
+    onDemand: 'one pull request: who merged it, its changed files',
     async execute(params, ctx) {
       const parsed = tryParseRepo(params.repo, ctx);
       if ('error' in parsed) return parsed.error;
@@ -119,16 +123,16 @@ function pullRequestResult(pr: PullRequestDetail, citation: Citation, ctx: ToolC
       createdAt: pr.createdAt.toISOString(),
       baseRef: pr.baseRef,
       headRef: pr.headRef,
-      headSha: pr.headSha,
-      mergeCommitSha: pr.mergeCommitSha,
-      url: pr.url,
-      labels: pr.labels,
+      headSha: shortSha(pr.headSha),
+      ...(pr.mergeCommitSha ? { mergeCommitSha: shortSha(pr.mergeCommitSha) } : {}),
+      // The link is on the citation (for people); the model reads the rest.
+      ...(pr.labels.length ? { labels: pr.labels } : {}),
       additions: pr.additions,
       deletions: pr.deletions,
       changedFiles: pr.changedFiles,
       body: body.length > MAX_BODY_CHARS ? `${body.slice(0, MAX_BODY_CHARS)}…` : body,
       files: pr.files,
-      filesTruncated: pr.filesTruncated,
+      ...(pr.filesTruncated ? { filesTruncated: true } : {}),
     },
     ctx,
   );
@@ -160,8 +164,8 @@ function changeRow(c: ChangeEvent): Record<string, unknown> {
     summary: c.summary,
     ...(c.before ? { before: c.before } : {}),
     ...(c.after ? { after: c.after } : {}),
+    // The ref is what the model cites; the link stays on the citation, for people.
     ref: c.citation.ref,
-    ...(c.citation.url ? { url: c.citation.url } : {}),
   };
 }
 

@@ -11,11 +11,11 @@ const LokiQueryRangeParams = z.object({
   query: z
     .string()
     .min(1)
-    .describe('LogQL log query: a stream selector with optional line filters, e.g. {namespace="shop", app="checkout"} |= "timeout". Not a metric query.'),
-  start: z.string().optional().describe('Window start: RFC 3339 time, or relative to now like "30m", "-2h", "now-90m". Default "1h" (one hour ago).'),
-  end: z.string().optional().describe('Window end (exclusive): RFC 3339 time, "now", or relative like "5m" (ago). Default "now".'),
-  limit: z.number().int().min(1).max(10_000).optional().describe('Most lines to read (default 5000); a noisier window is sampled evenly across its span.'),
-  onset: z.string().optional().describe('Incident onset (RFC 3339). When given, templates that are new or whose rate jumped since then are listed.'),
+    .describe('A stream selector and line filters, e.g. {namespace="shop", app="checkout"} |= "timeout" (not a metric query).'),
+  start: z.string().optional().describe('RFC 3339 or ago like 30m, now-2h. Default 1h.'),
+  end: z.string().optional().describe('Exclusive; RFC 3339, now, or ago like 5m. Default now.'),
+  limit: z.number().int().min(1).max(10_000).optional().describe('Lines read at most (default 5000; more are sampled evenly).'),
+  onset: z.string().optional().describe('RFC 3339: lists templates new or jumping since then.'),
 });
 
 export type LokiQueryRangeInput = z.infer<typeof LokiQueryRangeParams>;
@@ -49,10 +49,7 @@ export function createLokiQueryRangeTool(client: LokiClient): EvidenceTool<typeo
   return {
     name: 'loki_query_range',
     description:
-      'Run a LogQL log query against Loki over a time window and get the log lines back as templates ' +
-      '(variable parts masked as <NUM>, <IP>, <*> …) with counts, level, first/last time and one redacted example each, ' +
-      'errors first; with `onset`, also the templates that appeared or spiked since then. Up to 40 patterns, a few KB. ' +
-      'Use it to see what a service logged around an incident; narrow with line filters (|= "error") rather than raising limit.',
+      'A LogQL log query over a window, as templates with counts, level, first/last time and one example, errors first; with onset, the templates new or spiking since then. Narrow with line filters (|= "error").',
     parameters: LokiQueryRangeParams,
     effect: 'read',
     async execute(params, ctx): Promise<ToolResult> {

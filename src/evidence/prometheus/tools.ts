@@ -9,29 +9,30 @@ import type { PrometheusClient } from './client.js';
 import { metricEvidence, seriesLabel } from './evidence.js';
 import { chooseStep, rankSeries } from './gather.js';
 import { parseSampleValue, summarizeMatrix } from './summarize.js';
+import type { SeriesSummary } from './types.js';
 
 const isoTime = z.iso.datetime({ offset: true });
 
 const queryParams = z.object({
-  query: z.string().min(1).describe('PromQL expression, e.g. sum by (code) (rate(http_requests_total{namespace="shop",service="checkout"}[5m]))'),
-  time: isoTime.optional().describe('Evaluation time, RFC 3339 (e.g. 2025-03-01T12:00:00Z). Default: now.'),
+  query: z.string().min(1).describe('PromQL.'),
+  time: isoTime.optional().describe('Default: now.'),
 });
 
 const rangeParams = z.object({
-  query: z.string().min(1).describe('PromQL expression to evaluate over the range.'),
-  start: isoTime.optional().describe('Range start, RFC 3339. Default: one hour before end.'),
-  end: isoTime.optional().describe('Range end, RFC 3339. Default: now.'),
-  step_seconds: z.number().int().min(1).max(3600).optional().describe('Resolution in seconds. Default: 15, or coarser for long ranges.'),
-  onset: isoTime.optional().describe('Incident onset, RFC 3339: the baseline is taken from well before it. Default: none (first third of the range).'),
+  query: z.string().min(1).describe('PromQL.'),
+  start: isoTime.optional().describe('Default: an hour before end.'),
+  end: isoTime.optional().describe('Default: now.'),
+  step_seconds: z.number().int().min(1).max(3600).optional().describe('Default: 15, coarser for long ranges.'),
+  onset: isoTime.optional().describe('The baseline is taken from before it (default: the first third of the range).'),
 });
 
 /** Instant values, one per series: small by nature. */
 export function prometheusQueryTool(client: PrometheusClient): EvidenceTool<typeof queryParams> {
   return {
     name: 'prometheus_query',
+    onDemand: 'a PromQL value at one instant: levels, limits',
     description:
-      'Evaluate a PromQL expression at one instant and return each series with its labels and value (at most a few hundred series; ' +
-      'aggregate with sum by (...) to keep it small). Use for current levels, limits, counts. Errors return Prometheus\' own message.',
+      'A PromQL expression at one instant: each series\' labels and value (aggregate with sum by to keep it small). Errors are Prometheus\' own message.',
     parameters: queryParams,
     effect: 'read',
     async execute(params, ctx): Promise<ToolResult> {
@@ -81,9 +82,7 @@ export function prometheusQueryRangeTool(client: PrometheusClient): EvidenceTool
   return {
     name: 'prometheus_query_range',
     description:
-      'Evaluate a PromQL expression over a time range and return a SUMMARY per series (never raw samples): first, last, min, max, mean, ' +
-      'baseline, level shifts (change points with before/after values) and when the series first left its baseline. ' +
-      'Give `onset` to take the baseline from before it. Up to 11,000 points per series are evaluated.',
+      'A PromQL expression over a range, summarised per series (never raw samples): first, last, min, max, mean, baseline, level shifts and when it left its baseline.',
     parameters: rangeParams,
     effect: 'read',
     async execute(params, ctx): Promise<ToolResult> {
@@ -99,7 +98,9 @@ export function prometheusQueryRangeTool(client: PrometheusClient): EvidenceTool
           return { status: 'no_data', citation, message: `No series matched between ${start.toISOString()} and ${end.toISOString()}.` };
         }
         const series = rankSeries(summarizeMatrix(data.result, params.onset ? { onset: new Date(params.onset) } : {}));
-        const bounded = boundedData({ range, stepSeconds: step, seriesCount: series.length, series, ...(warnings.length ? { warnings } : {}) }, ctx);
+        // The range is the result's own (the envelope says it): series omit what they share with it.
+        const shown = series.map((x) => compactSeries(x, range));
+        const bounded = boundedData({ stepSeconds: step, ...(series.length > 1 ? { seriesCount: series.length } : {}), series: shown, ...(warnings.length ? { warnings } : {}) }, ctx);
         const evidence = metricEvidence(
           { id: 'prometheus_query_range', title: '', unit: '', badWhen: 'high', query: params.query, range, stepSeconds: step, status: 'success', series: series.slice(0, 5), citation },
           citation,
@@ -119,6 +120,22 @@ export function prometheusTools(client: PrometheusClient): EvidenceTool[] {
 function cite(client: PrometheusClient, query: string, range: { from: Date; to: Date }, step?: number): Citation {
   const url = client.graphUrl(query, range, step);
   return { source: 'prometheus', ref: query, range, ...(url ? { url } : {}) };
+}
+
+/** A series summary without its range when that is the query's, no empty labels, no zero non-finite count. */
+function compactSeries(s: SeriesSummary, range: { from: Date; to: Date }): Partial<SeriesSummary> {
+  // First and last samples within a step of the range's ends: nothing to say beyond the range.
+  const near = (t: Date | null, d: Date, stepMs: number) => t !== null && Math.abs(t.getTime() - d.getTime()) <= stepMs;
+  const { metric, nonFinite, from, to, changePoints, ...rest } = s;
+  const step = Math.max(1000, (range.to.getTime() - range.from.getTime()) / Math.max(1, s.points - 1));
+  return {
+    ...(Object.keys(metric).length ? { metric } : {}),
+    ...rest,
+    ...(nonFinite ? { nonFinite } : {}),
+    ...(near(from, range.from, step) ? {} : { from }),
+    ...(near(to, range.to, step) ? {} : { to }),
+    ...(changePoints.length ? { changePoints } : {}),
+  };
 }
 
 /** A finite value as a number; NaN/±Inf stay Prometheus' strings (JSON has no such numbers). */

@@ -10,14 +10,11 @@ import pino from 'pino';
 import type { AlertMessage } from '../../../src/alerts/types.js';
 import { parseAlertMessage } from '../../../src/alerts/parse/index.js';
 import { GitHubReader } from '../../../src/evidence/github/client.js';
-import { githubTools } from '../../../src/evidence/github/tools.js';
 import { KubeReader } from '../../../src/evidence/kubernetes/client.js';
-import { kubernetesTools } from '../../../src/evidence/kubernetes/tools/index.js';
 import { LokiClient } from '../../../src/evidence/loki/client.js';
-import { createLokiQueryRangeTool } from '../../../src/evidence/loki/tools.js';
 import { PrometheusClient } from '../../../src/evidence/prometheus/client.js';
-import { prometheusTools } from '../../../src/evidence/prometheus/tools.js';
 import type { EvidenceTool } from '../../../src/evidence/tool.js';
+import { evidenceTools } from '../../../src/evidence/tools.js';
 import { investigateDeterministically, type InvestigationOutcome } from '../../../src/incidents/investigate.js';
 import { catalogSchema, ServiceCatalog } from '../../../src/knowledge/catalog.js';
 import { createRedactor, type Redactor } from '../../../src/redact/index.js';
@@ -68,7 +65,7 @@ export async function investigateDemo(): Promise<Investigated & { kube: FakeKube
   return {
     scenario,
     outcome,
-    tools: kubernetesTools(reader),
+    tools: evidenceTools({ kube: reader }),
     redactor,
     secrets: [...scenario.plantedSecrets, PLANTED_LOG_SECRET],
     kube,
@@ -90,12 +87,7 @@ export async function investigateScenario(id: string): Promise<Investigated & { 
   const loki = world.loki ? new LokiClient({ baseUrl: world.loki.url }) : undefined;
   const github = world.github ? new GitHubReader({ token: 'ghp-fake-reader', baseUrl: world.github.url, logger: pino({ level: 'silent' }) }) : undefined;
   const outcome = await triage(world.scenario, { kube, prometheus, loki, github }, redactor);
-  const tools = [
-    ...kubernetesTools(kube),
-    ...(prometheus ? prometheusTools(prometheus) : []),
-    ...(loki ? [createLokiQueryRangeTool(loki) as EvidenceTool] : []),
-    ...(github ? githubTools(github) : []),
-  ];
+  const tools = evidenceTools({ kube, ...(prometheus ? { prometheus } : {}), ...(loki ? { loki } : {}), ...(github ? { github } : {}) });
   return { scenario: world.scenario, outcome, tools, redactor, secrets: world.scenario.plantedSecrets, world, close: () => world.close() };
 }
 

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { AnthropicProvider, DEFAULT_ANTHROPIC_MODEL } from '../../../src/agent/providers/anthropic.js';
 import { ModelConfigurationError, ModelRequestError } from '../../../src/agent/providers/errors.js';
 import { ModelUnavailableError, type ModelMessage, type ModelRequest } from '../../../src/agent/types.js';
-import { startFakeAnthropic, type FakeAnthropicOptions, type FakeAnthropic } from '../../fakes/models/anthropic.js';
+import { estimateInputTokens, startFakeAnthropic, type FakeAnthropicOptions, type FakeAnthropic } from '../../fakes/models/anthropic.js';
 
 const KEY = 'test-anthropic-key';
 const tools = [
@@ -60,6 +60,21 @@ describe('AnthropicProvider against the fake Messages API', () => {
     // The key travels in a header, never in the body.
     expect(sent?.raw).not.toContain(KEY);
     expect(sent?.body.stream).toBeUndefined();
+  });
+
+  it("with usage 'estimate', reports what the request held (characters ÷ 4), as the bench counts it", async () => {
+    const api = await fake({ name: 'estimate', usage: 'estimate', script: [{ text: 'ok' }, { text: 'again', usage: { input_tokens: 7 } }] });
+    const provider = new AnthropicProvider({ apiKey: KEY, baseURL: api.url });
+    const long = 'x'.repeat(4000);
+    const res = await provider.complete(request([ask(long)]));
+    const body = api.messageRequests()[0];
+    const chars = 'You are Vigil, an SRE agent.'.length + JSON.stringify(body.tools).length + JSON.stringify(body.messages).length;
+    expect(res.usage.inputTokens).toBe(Math.ceil(chars / 4));
+    expect(res.usage.inputTokens).toBe(estimateInputTokens(body));
+    expect(res.usage.inputTokens).toBeGreaterThan(1000);
+    expect(res.usage.outputTokens).toBeGreaterThan(0);
+    // A scripted usage still wins.
+    expect((await provider.complete(request([ask('short')]))).usage.inputTokens).toBe(7);
   });
 
   it('runs a tool round trip, replaying the thinking block the model returned with its tool_use', async () => {

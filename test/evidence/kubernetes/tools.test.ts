@@ -50,7 +50,7 @@ describe('kubernetesTools registry', () => {
   it('registers every tool once, read-only, with JSON-schema object parameters', () => {
     const list = [...tools.values()];
     expect(list.map((t) => t.name).sort()).toEqual(
-      ['k8s_describe', 'k8s_endpoints', 'k8s_events', 'k8s_get', 'k8s_helm_history', 'k8s_hpa', 'k8s_list', 'k8s_network_policies', 'k8s_nodes', 'k8s_pod_logs', 'k8s_rollout_history', 'k8s_storage', 'k8s_tls_certificates'].sort(),
+      ['k8s_describe', 'k8s_endpoints', 'k8s_events', 'k8s_get', 'k8s_helm_history', 'k8s_hpa', 'k8s_list', 'k8s_network_policies', 'k8s_nodes', 'k8s_pod_logs', 'k8s_rollout_history', 'k8s_storage', 'k8s_tls_certificates', 'k8s_workload_logs'].sort(),
     );
     for (const t of list) {
       expect(t.name).toMatch(/^[a-z0-9_]+$/);
@@ -102,10 +102,15 @@ describe('k8s_get / k8s_list', () => {
     const { data } = ok(await run('k8s_list', { kind: 'pods', namespace: 'shop', labelSelector: 'app.kubernetes.io/name=storefront' }));
     const rows = data['rows'] as Record<string, unknown>[];
     expect(rows).toHaveLength(3);
-    expect(rows[0]).toMatchObject({ namespace: 'shop', phase: 'Running', ready: '1/1', restarts: 0 });
+    // Listed in one namespace, the page says it once and the rows do not repeat it.
+    expect(data['namespace']).toBe('shop');
+    expect(rows[0]).toMatchObject({ phase: 'Running', ready: '1/1', restarts: 0 });
+    expect(rows[0]).not.toHaveProperty('namespace');
     expect(rows[0]).not.toHaveProperty('spec');
     const pending = ok(await run('k8s_list', { kind: 'Pod', allNamespaces: true, fieldSelector: 'status.phase=Pending' }));
     expect((pending.data['rows'] as { name: string }[]).map((x) => x.name)).toEqual(['reports-5d6f7c8b9-abcde']);
+    // Across namespaces each row still names its own.
+    expect((pending.data['rows'] as { namespace?: string }[])[0]?.namespace).toBeTruthy();
     const paged = ok(await run('k8s_list', { kind: 'Event', limit: 2 }));
     expect(paged.data['continueToken']).toBeTruthy();
   });
@@ -180,6 +185,62 @@ describe('k8s_pod_logs', () => {
   it('says no_data when there is no previous instance or no pod', async () => {
     expect((await run('k8s_pod_logs', { namespace: 'shop', pod: 'storefront-6b7f9c8d4-2kx8v', previous: true })).status).toBe('no_data');
     expect(await run('k8s_pod_logs', { namespace: 'shop', pod: 'gone' })).toMatchObject({ status: 'no_data', message: 'pods "gone" not found' });
+  });
+});
+
+describe('k8s_workload_logs', () => {
+  it("reads every Running pod of a workload, bounded, and returns error patterns instead of lines", async () => {
+    const { data, r } = ok(await run('k8s_workload_logs', { namespace: 'shop', name: 'storefront' }));
+    // Default window without an investigation: the last 30 minutes; limitBytes on every read.
+    expect(r.citation.ref).toBe('api/v1/namespaces/shop/pods?labelSelector=app.kubernetes.io/name=storefront,app.kubernetes.io/instance=storefront → log?sinceSeconds=1800&tailLines=400&limitBytes=262144');
+    const pods = data['pods'] as { pod: string; phase: string; ready: boolean; lines: number }[];
+    expect(pods.map((p) => p.pod).sort()).toEqual(['storefront-6b7f9c8d4-2kx8v', 'storefront-6b7f9c8d4-8pq4r', 'storefront-6b7f9c8d4-w9z7n']);
+    expect(pods.every((p) => p.phase === 'Running' && p.lines > 0)).toBe(true);
+    const current = data['current'] as { lines: number; patterns: { template: string; count: number; level?: string }[] };
+    // Error templates come first.
+    expect(current.patterns[0]!.level).toBe('error');
+    const refused = current.patterns.find((e) => e.template.includes('connection refused'));
+    // 3 + 2 + 1 failed upstream calls across the three pods, folded into one template.
+    expect(refused?.count).toBe(6);
+    // Patterns, not lines: no field holds the raw log, and the redactor ran over every example.
+    expect(data).not.toHaveProperty('lastLines');
+    expect(JSON.stringify(data)).not.toContain('sf_live_');
+    // Each pod's read is cited with its exact log path, so the model may cite one pod.
+    expect(r.evidence.map((e) => e.citation.ref)).toContain('api/v1/namespaces/shop/pods/storefront-6b7f9c8d4-2kx8v/log?container=storefront&sinceSeconds=1800&tailLines=400&limitBytes=262144');
+  });
+
+  it('reads from a little before the onset and says which templates are new since it', async () => {
+    const onset = ctx.now;
+    const tool = tools.get('k8s_workload_logs')!;
+    const result = await tool.execute(tool.parameters.parse({ namespace: 'shop', name: 'storefront', kind: 'deploy' }), { ...ctx, investigation: { onset } });
+    outputs.push(JSON.stringify(result));
+    const { data } = ok(result);
+    expect((data['window'] as { sinceSeconds: number }).sinceSeconds).toBe(20 * 60);
+    const patterns = (data['current'] as { patterns: { template: string; sinceOnset?: string; before?: number; after?: number }[] }).patterns;
+    expect(patterns.find((p) => p.template.includes('connection refused'))).toMatchObject({ sinceOnset: 'new', before: 0, after: 6 });
+    // Each template once.
+    expect(new Set(patterns.map((p) => p.template)).size).toBe(patterns.length);
+    // Six days old: outside the window, never read.
+    expect(JSON.stringify(data)).not.toContain('storefront 3.8.0 starting');
+  });
+
+  it("adds the previous instance of a crash-looping container", async () => {
+    const { data } = ok(await run('k8s_workload_logs', { namespace: 'payments', name: 'payments-worker' }));
+    const pods = data['pods'] as { pod: string; previous?: boolean; restarts: number }[];
+    expect(pods.some((p) => p.previous && p.restarts === 63)).toBe(true);
+    const previous = data['previousInstances'] as { patterns: { template: string }[] };
+    expect(JSON.stringify(previous)).toContain('PAYMENTS_QUEUE_URL');
+  });
+
+  it('tells the model what to call instead for a Service or an unknown name', async () => {
+    const wrongKind = await run('k8s_workload_logs', { namespace: 'shop', name: 'checkout', kind: 'Service' });
+    expect(wrongKind.status === 'error' && wrongKind.error).toContain('use Deployment, StatefulSet or DaemonSet');
+    const missing = await run('k8s_workload_logs', { namespace: 'shop', name: 'store-front' });
+    expect(missing).toMatchObject({ status: 'no_data' });
+    expect(missing.status === 'no_data' && missing.message).toContain('call topology to find its workload');
+    // checkout exists but runs no pod: nothing to read, said so.
+    const idle = await run('k8s_workload_logs', { namespace: 'shop', name: 'checkout' });
+    expect(idle.status === 'no_data' && idle.message).toContain('no Running pod');
   });
 });
 
@@ -300,6 +361,10 @@ describe('reader identity without permissions', () => {
       const get = t.get('k8s_get')!;
       const r3 = await get.execute(get.parameters.parse({ kind: 'deploy', namespace: 'shop', name: 'checkout' }), ctx);
       expect(r3.status).toBe('success');
+      // It may list the pods but not read their logs: the error names the permission.
+      const logs = t.get('k8s_workload_logs')!;
+      const r4 = await logs.execute(logs.parameters.parse({ namespace: 'shop', name: 'storefront' }), ctx);
+      expect(r4.status === 'error' && r4.error).toContain('lacks permission to get pods/log in namespace "shop"');
     } finally {
       await limited.close();
     }

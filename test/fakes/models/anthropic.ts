@@ -22,6 +22,13 @@ export interface FakeAnthropicOptions {
   /** Named in the error when the script runs out. */
   name?: string;
   apiKey?: string;
+  /**
+   * `estimate`: the usage fields report what the request held instead of the fixed 10/5 — the fake
+   * cannot tokenise, so `input_tokens` = ⌈characters of the system text + JSON of the tools + JSON of
+   * the messages ÷ 4⌉ and `output_tokens` = ⌈JSON of the reply's content ÷ 4⌉ (no cache fields).
+   * A reply's own `usage` still wins.
+   */
+  usage?: 'fixed' | 'estimate';
 }
 
 export interface FakeAnthropic extends FakeServer {
@@ -60,10 +67,21 @@ export async function startFakeAnthropic(options: FakeAnthropicOptions): Promise
       return undefined;
     },
     replyBody(reply, req) {
-      return messageBody(reply, req, signatures);
+      const body = messageBody(reply, req, signatures);
+      if (options.usage === 'estimate') {
+        body.usage.input_tokens = reply.usage?.input_tokens ?? estimateInputTokens(req.body);
+        body.usage.output_tokens = reply.usage?.output_tokens ?? Math.ceil(JSON.stringify(body.content).length / 4);
+      }
+      return body;
     },
   });
   return { ...server, messageRequests: () => valid };
+}
+
+/** ≈ 4 characters per token over everything the request sends the model: system, tools, messages. */
+export function estimateInputTokens(body: any): number {
+  const system = typeof body.system === 'string' ? body.system.length : (body.system ?? []).reduce((n: number, b: { text?: string }) => n + (b.text?.length ?? 0), 0);
+  return Math.ceil((system + JSON.stringify(body.tools ?? []).length + JSON.stringify(body.messages ?? []).length) / 4);
 }
 
 function messageBody(reply: AnthropicReply, req: RecordedRequest, signatures: Map<string, { thinking: string; toolUseIds: string[] }>) {

@@ -7,9 +7,9 @@ import { apiPath, builtinKind, describeFailure, KubeObjects, toFailure } from '.
 import { failure, kubeCitation, success } from './result.js';
 
 const parameters = z.object({
-  kind: z.string().min(1).describe(`One of ${DESCRIBABLE_KINDS.join(', ')} (plurals and short names like deploy, po, svc, pvc, hpa also work).`),
-  namespace: z.string().optional().describe('Namespace; omit for Node.'),
-  name: z.string().min(1).describe('Object name.'),
+  kind: z.string().min(1).describe(`${DESCRIBABLE_KINDS.join(', ')} (short names work).`),
+  namespace: z.string().optional().describe('Omit for Node.'),
+  name: z.string().min(1).describe('Name.'),
 });
 
 /** Events about one object; a failure here is a gap in the result, not a failed describe. */
@@ -30,7 +30,7 @@ export function k8sDescribeTool(reader: KubeReader): EvidenceTool<typeof paramet
   return {
     name: 'k8s_describe',
     description:
-      'A kubectl-describe-like summary of one workload, pod, service, node, PVC, HPA, ingress, network policy, job or cronjob: images, resources, probes, env var names (literal values redacted, secret refs named only), replicas/status, conditions, owner, recent events for the object (grouped, newest first) and who last wrote which fields (managedFields). Start here for any object you suspect.',
+      'A kubectl-describe-like summary of one object: images, resources, probes, env names (values redacted), status, conditions, owner, its recent events and who last wrote which fields. Start here for an object you suspect.',
     parameters,
     effect: 'read',
     async execute(p, ctx) {

@@ -6,8 +6,8 @@ import { apiPath, KubeObjects, toFailure } from '../objects.js';
 import { failure, kubeCitation, success } from './result.js';
 
 const parameters = z.object({
-  namespace: z.string().min(1).describe('Namespace of the Service.'),
-  service: z.string().min(1).describe('Service name.'),
+  namespace: z.string().min(1).describe('Namespace.'),
+  service: z.string().min(1).describe('Service.'),
 });
 
 function podReady(p: V1Pod): boolean {
@@ -32,7 +32,8 @@ export function k8sEndpointsTool(reader: KubeReader): EvidenceTool<typeof parame
   return {
     name: 'k8s_endpoints',
     description:
-      "Whether a Service has backends: its selector and ports, ready and not-ready endpoint addresses with their target pods, the pods in the namespace that match the selector (with readiness), and near-miss pods whose labels differ from the selector (selector mismatch). Use when callers see connection refused/503 or a Service seems dead.",
+      'Whether a Service has backends: selector, ports, ready and not-ready endpoints, the pods it selects, and near-miss pods whose labels differ. For connection refused or 503.',
+    onDemand: 'a Service\'s backends and selector near-misses',
     parameters,
     effect: 'read',
     async execute(p, ctx) {

@@ -7,19 +7,19 @@ import { eventLastSeen, groupEvents } from './event-groups.js';
 import { failure, kubeCitation, noData, success } from './result.js';
 
 const parameters = z.object({
-  namespace: z.string().optional().describe('Namespace to read events from; omit for all namespaces (Node events live in "default").'),
-  kind: z.string().optional().describe('Only events about objects of this kind, e.g. Pod, Deployment, Node.'),
-  name: z.string().optional().describe('Only events about the object with this name.'),
-  warningsOnly: z.boolean().default(false).describe('Only type=Warning events.'),
-  sinceMinutes: z.number().int().min(1).optional().describe('Only events last seen within this many minutes before now.'),
-  limit: z.number().int().min(1).max(200).default(40).describe('Maximum grouped lines (default 40).'),
+  namespace: z.string().optional().describe('Omit for all (Node events: default).'),
+  kind: z.string().optional().describe('Of objects of this kind only.'),
+  name: z.string().optional().describe('Of this object only.'),
+  warningsOnly: z.boolean().default(false).describe('Only Warnings.'),
+  sinceMinutes: z.number().int().min(1).optional().describe('Seen in the last N minutes.'),
+  limit: z.number().int().min(1).max(200).default(40).describe('Groups at most.'),
 });
 
 export function k8sEventsTool(reader: KubeReader): EvidenceTool<typeof parameters> {
   return {
     name: 'k8s_events',
     description:
-      'Kubernetes events, newest first, deduplicated by reason+object with summed counts and first/last seen times (e.g. "Warning BackOff Pod payments/worker-x ×1377 since 5h"). Filter by namespace, object kind/name, warnings only, and recency. Use to see what the cluster did around the incident.',
+      'Events, newest first, grouped by reason and object with counts and first/last seen: what the cluster did around the incident.',
     parameters,
     effect: 'read',
     async execute(p, ctx) {
@@ -39,7 +39,8 @@ export function k8sEventsTool(reader: KubeReader): EvidenceTool<typeof parameter
         const groups = groupEvents(events);
         const shown = groups.slice(0, p.limit);
         const data = { events: shown, groups: groups.length, rawEvents: events.length, ...(page.continueToken ? { note: 'more than 1000 events; oldest not read' } : {}) };
-        const evidence = shown.slice(0, 5).map((g) => ({
+        // Every group is in the data; evidence lines (summaries for the audit and the model) only for the newest warnings.
+        const evidence = shown.filter((g) => g.type === 'Warning').slice(0, 3).map((g) => ({
           kind: 'event' as const,
           summary: `${g.type} ${g.reason} ${g.object} ×${g.count}${g.lastSeen ? ` (last ${g.lastSeen})` : ''}: ${g.message.slice(0, 160)}`,
           citation,

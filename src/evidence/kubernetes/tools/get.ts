@@ -5,10 +5,10 @@ import { apiPath, builtinKind, KubeObjects, sanitizeObject } from '../objects.js
 import { failure, kubeCitation, success } from './result.js';
 
 const parameters = z.object({
-  kind: z.string().min(1).describe('Kind, plural or short name: Deployment, pods, svc, hpa, … For a custom resource give its Kind and apiVersion.'),
-  apiVersion: z.string().optional().describe('Only for custom resources or a non-default version, e.g. "cert-manager.io/v1".'),
-  namespace: z.string().optional().describe('Namespace of a namespaced object; omit for cluster-scoped kinds (Node, StorageClass, …).'),
-  name: z.string().min(1).describe('Object name.'),
+  kind: z.string().min(1).describe('Kind or short name (custom resources: with apiVersion).'),
+  apiVersion: z.string().optional().describe('e.g. cert-manager.io/v1'),
+  namespace: z.string().optional().describe('Omit for cluster-scoped kinds.'),
+  name: z.string().min(1).describe('Name.'),
 });
 
 /** The citation path before discovery has answered: right for built-in kinds, a best guess for CRDs. */
@@ -22,9 +22,10 @@ export function k8sGetTool(reader: KubeReader): EvidenceTool<typeof parameters> 
   return {
     name: 'k8s_get',
     description:
-      'Read one Kubernetes object of any kind (built-in or custom resource) as JSON, redacted: Secret values are never returned (only key names), managedFields are summarised as who wrote which fields when. Use for exact spec/status fields; prefer k8s_describe for a readable summary. Up to 16 KB.',
+      'One Kubernetes object of any kind, custom resources included, as redacted JSON (Secret values never; managedFields as who wrote what when). For exact fields; k8s_describe reads easier.',
     parameters,
     effect: 'read',
+    onDemand: 'one object as JSON, any field, custom resources too',
     async execute(p, ctx) {
       let citation = kubeCitation(guessRef(p.kind, p.apiVersion, p.namespace, p.name));
       const objects = new KubeObjects(reader);

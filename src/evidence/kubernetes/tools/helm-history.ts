@@ -7,16 +7,17 @@ import { failure, kubeCitation, noData, success } from './result.js';
 import { diffValues } from './values-diff.js';
 
 const parameters = z.object({
-  namespace: z.string().min(1).describe('Namespace the Helm release lives in.'),
-  release: z.string().min(1).describe('Helm release name (often the annotation meta.helm.sh/release-name on its objects).'),
-  limit: z.number().int().min(1).max(50).default(10).describe('Newest revisions to return (default 10).'),
+  namespace: z.string().min(1).describe('Namespace.'),
+  release: z.string().min(1).describe('Release (annotation meta.helm.sh/release-name on its objects).'),
+  limit: z.number().int().min(1).max(50).default(10).describe('Newest revisions.'),
 });
 
 export function k8sHelmHistoryTool(reader: KubeReader): EvidenceTool<typeof parameters> {
   return {
     name: 'k8s_helm_history',
     description:
-      "A Helm release's history read from its release Secrets: revision, status (deployed/superseded/failed/…), chart, app version, description (Upgrade complete, Rollback to N, …), deploy time, and per revision the values keys added/removed/changed vs the previous revision (values redacted). Never the raw values or manifest. Use to tie an incident to a Helm upgrade or rollback, or rule one out.",
+      'A Helm release\'s revisions (status, chart, app version, description, time) and which values keys each changed (values redacted). Ties an incident to an upgrade or rollback.',
+    onDemand: 'a Helm release\'s revisions and values changes',
     parameters,
     effect: 'read',
     async execute(p, ctx) {

@@ -7,15 +7,16 @@ import { apiPath, KubeObjects } from '../objects.js';
 import { failure, kubeCitation, noData, success } from './result.js';
 
 const parameters = z.object({
-  namespace: z.string().min(1).describe('Namespace of the HorizontalPodAutoscaler(s).'),
-  name: z.string().optional().describe('HPA name; omit to list every HPA in the namespace.'),
+  namespace: z.string().min(1).describe('Namespace.'),
+  name: z.string().optional().describe('Omit for every HPA in the namespace.'),
 });
 
 export function k8sHpaTool(reader: KubeReader): EvidenceTool<typeof parameters> {
   return {
     name: 'k8s_hpa',
     description:
-      'HorizontalPodAutoscalers: target workload, min/max/current/desired replicas, whether it is pinned at max, each metric current vs target, and conditions (AbleToScale, ScalingActive, ScalingLimited with reasons). Use for saturation or "not scaling" questions.',
+      'HorizontalPodAutoscalers: target, min/max/current/desired replicas (pinned at max?), each metric against its target, and conditions with reasons.',
+    onDemand: 'autoscalers: replicas, metrics against targets',
     parameters,
     effect: 'read',
     async execute(p, ctx) {

@@ -17,6 +17,7 @@ import { k8sPodLogsTool } from './pod-logs.js';
 import { k8sRolloutHistoryTool } from './rollout-history.js';
 import { k8sStorageTool } from './storage.js';
 import { k8sTlsCertificatesTool } from './tls.js';
+import { k8sWorkloadLogsTool } from './workload-logs.js';
 
 export function kubernetesTools(reader: KubeReader): EvidenceTool[] {
   return [
@@ -25,6 +26,7 @@ export function kubernetesTools(reader: KubeReader): EvidenceTool[] {
     k8sDescribeTool(reader),
     k8sEventsTool(reader),
     k8sPodLogsTool(reader),
+    k8sWorkloadLogsTool(reader),
     k8sRolloutHistoryTool(reader),
     k8sEndpointsTool(reader),
     k8sHpaTool(reader),
@@ -50,4 +52,5 @@ export {
   k8sRolloutHistoryTool,
   k8sStorageTool,
   k8sTlsCertificatesTool,
+  k8sWorkloadLogsTool,
 };

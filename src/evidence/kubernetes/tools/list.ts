@@ -7,21 +7,21 @@ import { failure, kubeCitation, success } from './result.js';
 import { compactRow } from './rows.js';
 
 const parameters = z.object({
-  kind: z.string().min(1).describe('Kind, plural or short name: pods, deployments, events, nodes, … For a custom resource give its Kind and apiVersion.'),
-  apiVersion: z.string().optional().describe('Only for custom resources or a non-default version, e.g. "cert-manager.io/v1".'),
-  namespace: z.string().optional().describe('Namespace to list in. Omit (or set allNamespaces) to list across all namespaces; ignored for cluster-scoped kinds.'),
-  allNamespaces: z.boolean().default(false).describe('List across all namespaces even if namespace is set.'),
-  labelSelector: z.string().optional().describe('Label selector, e.g. "app.kubernetes.io/name=checkout,tier in (web)".'),
-  fieldSelector: z.string().optional().describe('Field selector, e.g. "status.phase=Pending" (pods) or "spec.nodeName=node-1". Only fields the API supports for that kind.'),
-  limit: z.number().int().min(1).max(500).default(50).describe('Maximum rows (1-500, default 50).'),
-  continueToken: z.string().optional().describe('The continueToken of a previous page, to read the next page.'),
+  kind: z.string().min(1).describe('Kind or short name (custom resources: with apiVersion).'),
+  apiVersion: z.string().optional().describe('e.g. cert-manager.io/v1'),
+  namespace: z.string().optional().describe('Omit to list all namespaces.'),
+  allNamespaces: z.boolean().default(false).describe('Even with namespace set.'),
+  labelSelector: z.string().optional().describe('e.g. app=checkout,tier in (web)'),
+  fieldSelector: z.string().optional().describe('e.g. status.phase=Pending or spec.nodeName=node-1'),
+  limit: z.number().int().min(1).max(500).default(50).describe('Rows at most.'),
+  continueToken: z.string().optional().describe('Of the previous page.'),
 });
 
 export function k8sListTool(reader: KubeReader): EvidenceTool<typeof parameters> {
   return {
     name: 'k8s_list',
     description:
-      'List Kubernetes objects of any kind as compact rows (name, namespace, age, key status: pod phase/ready/restarts, deployment ready/desired, node Ready/pressure, …), not full objects. Supports label and field selectors and paging. Use to find objects, then k8s_describe or k8s_get for one.',
+      'Objects of any kind as compact rows (age and key status: phase/ready/restarts, ready/desired, node conditions), with label and field selectors and paging.',
     parameters,
     effect: 'read',
     async execute(p, ctx) {
@@ -39,7 +39,12 @@ export function k8sListTool(reader: KubeReader): EvidenceTool<typeof parameters>
           limit: p.limit,
           ...(p.continueToken ? { continueToken: p.continueToken } : {}),
         });
-        const rows = page.items.map((o) => compactRow(info.kind, o, ctx.now));
+        // Listed in one namespace, the rows need not each say which.
+        const rows = page.items.map((o) => {
+          const row = compactRow(info.kind, o, ctx.now);
+          if (ns && row['namespace'] === ns) delete row['namespace'];
+          return row;
+        });
         const data = {
           kind: info.kind,
           ...(info.namespaced ? { namespace: ns ?? '(all)' } : {}),

@@ -7,14 +7,15 @@ import { apiPath, KubeObjects, labelSelectorMatches, toFailure } from '../object
 import { failure, kubeCitation, noData, success } from './result.js';
 
 const parameters = z.object({
-  namespace: z.string().min(1).describe('Namespace whose NetworkPolicies to read.'),
+  namespace: z.string().min(1).describe('Namespace.'),
 });
 
 export function k8sNetworkPoliciesTool(reader: KubeReader): EvidenceTool<typeof parameters> {
   return {
     name: 'k8s_network_policies',
     description:
-      'NetworkPolicies in a namespace: pod selector, policy types, ingress/egress rules as sentences (from/to pods, namespaces, IP blocks, on which ports; "deny all" when a type has no rules), and which pods each policy selects. Use when traffic is refused or timing out between services.',
+      'A namespace\'s NetworkPolicies as sentences (who may reach which pods on which ports, deny-all) and the pods each selects. For refused or timing-out traffic.',
+    onDemand: 'who may reach which pods',
     parameters,
     effect: 'read',
     async execute(p, ctx) {

@@ -7,7 +7,7 @@ import { formatBytes, formatCpu, parseQuantity } from './quantity.js';
 import { failure, kubeCitation, noData, success } from './result.js';
 
 const parameters = z.object({
-  labelSelector: z.string().optional().describe('Only nodes with these labels, e.g. "topology.kubernetes.io/zone=eu-west-1a".'),
+  labelSelector: z.string().optional().describe('e.g. topology.kubernetes.io/zone=eu-west-1a'),
 });
 
 const CONDITIONS = ['Ready', 'MemoryPressure', 'DiskPressure', 'PIDPressure', 'NetworkUnavailable'];
@@ -36,7 +36,8 @@ export function k8sNodesTool(reader: KubeReader): EvidenceTool<typeof parameters
   return {
     name: 'k8s_nodes',
     description:
-      'Cluster nodes: Ready/MemoryPressure/DiskPressure/PIDPressure/NetworkUnavailable with reasons and last transition times, taints, unschedulable (cordoned), kubelet version, and allocatable vs requested CPU/memory/pods (sum of pod requests on the node). Use for scheduling failures, evictions, or "is it the node?".',
+      'Nodes: Ready and pressure conditions with reasons, taints, cordons, kubelet version, allocatable against requested CPU/memory/pods.',
+    onDemand: 'node conditions, taints, capacity against requests',
     parameters,
     effect: 'read',
     async execute(p, ctx) {

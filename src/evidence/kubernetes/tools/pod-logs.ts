@@ -8,12 +8,12 @@ import { apiPath, attemptRead, isoTime, KubeObjects, toFailure } from '../object
 import { failure, kubeCitation, noData, success } from './result.js';
 
 const parameters = z.object({
-  namespace: z.string().min(1).describe('Namespace of the pod.'),
-  pod: z.string().min(1).describe('Pod name.'),
-  container: z.string().optional().describe('Container name; defaults to the pod\'s default container (annotation) or its first container.'),
-  previous: z.boolean().default(false).describe('Read the previous (crashed/restarted) instance of the container instead of the current one.'),
-  tailLines: z.number().int().min(1).max(2000).default(200).describe('How many of the newest lines to read (default 200).'),
-  sinceSeconds: z.number().int().min(1).optional().describe('Only lines newer than this many seconds.'),
+  namespace: z.string().min(1).describe('Namespace.'),
+  pod: z.string().min(1).describe('Pod.'),
+  container: z.string().optional().describe("Default: the pod's default container."),
+  previous: z.boolean().default(false).describe('The previous (crashed) instance.'),
+  tailLines: z.number().int().min(1).max(2000).default(200).describe('Newest lines read.'),
+  sinceSeconds: z.number().int().min(1).optional().describe('Only lines of the last N seconds.'),
 });
 
 /** The container the kubelet would pick: kubectl's default-container annotation, else the first one. */
@@ -21,6 +21,9 @@ function pickContainer(pod: V1Pod, requested: string | undefined): string | unde
   if (requested) return requested;
   return pod.metadata?.annotations?.['kubectl.kubernetes.io/default-container'] ?? pod.spec?.containers?.[0]?.name;
 }
+
+/** Bytes read per call at most (the kubelet stops there): 2,000 long lines are not worth more. */
+export const POD_LOG_LIMIT_BYTES = 512 * 1024;
 
 const STAMP = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})) /;
 
@@ -47,9 +50,11 @@ export function k8sPodLogsTool(reader: KubeReader): EvidenceTool<typeof paramete
   return {
     name: 'k8s_pod_logs',
     description:
-      "A pod container's recent logs summarised as line patterns (template, count, first/last time, level, one redacted example), the last few redacted lines, plus the container's state and last termination (reason, exit code, finishedAt) from the pod status. Set previous=true to read the crashed instance of a restarting container. Use sinceSeconds to focus on the incident window.",
+      'One pod container\'s logs as line patterns (count, first/last time, level, one example), the last lines, and its state and last termination. previous=true reads the crashed instance of a restarting container.',
     parameters,
     effect: 'read',
+    // k8s_workload_logs reads every pod of a workload (previous instances too); this is for one pod.
+    onDemand: 'one pod container\'s logs, its last lines and last termination',
     async execute(p, ctx) {
       const podInfo = KubeObjects.kind('Pod');
       const podCitation = kubeCitation(apiPath(podInfo, p.namespace, p.pod));
@@ -60,7 +65,7 @@ export function k8sPodLogsTool(reader: KubeReader): EvidenceTool<typeof paramete
         return failure(podCitation, err, ctx, 'get', 'pods', p.namespace);
       }
       const container = pickContainer(pod, p.container);
-      const query = [`container=${container ?? ''}`, p.previous ? 'previous=true' : '', `tailLines=${p.tailLines}`, p.sinceSeconds ? `sinceSeconds=${p.sinceSeconds}` : ''].filter(Boolean).join('&');
+      const query = [`container=${container ?? ''}`, p.previous ? 'previous=true' : '', `tailLines=${p.tailLines}`, p.sinceSeconds ? `sinceSeconds=${p.sinceSeconds}` : '', `limitBytes=${POD_LOG_LIMIT_BYTES}`].filter(Boolean).join('&');
       const citation = kubeCitation(`${apiPath(podInfo, p.namespace, p.pod)}/log?${query}`);
       const status = [...(pod.status?.containerStatuses ?? []), ...(pod.status?.initContainerStatuses ?? [])].find((c) => c.name === container);
       const last = status?.lastState?.terminated;
@@ -85,6 +90,7 @@ export function k8sPodLogsTool(reader: KubeReader): EvidenceTool<typeof paramete
             previous: p.previous,
             tailLines: p.tailLines,
             ...(p.sinceSeconds ? { sinceSeconds: p.sinceSeconds } : {}),
+            limitBytes: POD_LOG_LIMIT_BYTES,
             timestamps: true,
           }),
         );
@@ -110,11 +116,13 @@ export function k8sPodLogsTool(reader: KubeReader): EvidenceTool<typeof paramete
       // Patterns say what kept happening; the tail says how it ended (a stack trace, the last error).
       const budget = Math.floor((ctx.maxBytes ?? MAX_TOOL_RESULT_BYTES) * 0.3);
       const { lines: tail, dropped } = newestLinesWithin(redacted.slice(-40).map((l) => (l.ts ? `${l.ts.toISOString()} ${l.line}` : l.line)), budget);
+      // A short log is all in the tail: its patterns need no example of their own.
+      const whole = tail.length === all.length;
       const data = {
         ...containerFacts,
         previous: p.previous,
         lineCount: all.length,
-        patterns,
+        patterns: whole ? patterns.map(({ example: _e, ...rest }) => rest) : patterns,
         lastLines: tail,
         ...(dropped ? { lastLinesDropped: dropped } : {}),
       };

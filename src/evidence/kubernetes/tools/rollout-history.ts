@@ -7,9 +7,9 @@ import { failure, kubeCitation, noData, success } from './result.js';
 import { diffPodTemplates, isEmptyDiff, type TemplateDiff } from './rollout-diff.js';
 
 const parameters = z.object({
-  kind: z.enum(['Deployment', 'StatefulSet', 'DaemonSet']).describe('Workload kind.'),
-  namespace: z.string().min(1).describe('Namespace of the workload.'),
-  name: z.string().min(1).describe('Workload name.'),
+  kind: z.enum(['Deployment', 'StatefulSet', 'DaemonSet']).describe('Kind.'),
+  namespace: z.string().min(1).describe('Namespace.'),
+  name: z.string().min(1).describe('Name.'),
 });
 
 export interface RolloutRevision {
@@ -65,7 +65,7 @@ export function k8sRolloutHistoryTool(reader: KubeReader): EvidenceTool<typeof p
   return {
     name: 'k8s_rollout_history',
     description:
-      "Rollout history of a Deployment (from its ReplicaSets) or StatefulSet/DaemonSet (from ControllerRevisions): revision, creation time, images, pod-template-hash, replicas, which is current, and per revision what changed in the pod template vs the previous one (images, env var names added/removed/changed, resources, probes). Use to tie an incident to a deploy, or rule one out.",
+      'A workload\'s revisions (time, images, replicas, which is current) and what each changed in the pod template: images, env names, resources, probes. Ties an incident to a rollout, or rules one out.',
     parameters,
     effect: 'read',
     async execute(p, ctx) {
@@ -112,8 +112,9 @@ export function k8sRolloutHistoryTool(reader: KubeReader): EvidenceTool<typeof p
         }
         if (raw.length === 0) return noData(kubeCitation(sourceRef), `no revisions found for ${p.kind} ${p.namespace}/${p.name} (selector ${labelSelector})`);
         const revisions = buildRevisions(raw, Number.isNaN(current) ? undefined : current);
-        const data = { kind: p.kind, namespace: p.namespace, name: p.name, currentRevision: current, revisions };
-        const evidence = revisions.slice(0, 3).map((r) => ({
+        const data = { kind: p.kind, namespace: p.namespace, name: p.name, currentRevision: current, revisions: revisions.map((r) => (r.changes ? { ...r, changes: changedOnly(r.changes) } : r)) };
+        // Evidence lines for the revisions that changed something (or the current one); the data lists them all.
+        const evidence = revisions.slice(0, 3).filter((r) => r.current || r.changes).map((r) => ({
           kind: 'change' as const,
           summary: `${p.kind} ${p.namespace}/${p.name} revision ${r.revision}${r.current ? ' (current)' : ''} created ${r.created ?? '?'}: ${r.images.join(', ')}${r.changes ? ` — changed: ${describeChanges(r.changes)}` : ''}`,
           citation: kubeCitation(sourceRef),
@@ -125,6 +126,11 @@ export function k8sRolloutHistoryTool(reader: KubeReader): EvidenceTool<typeof p
       }
     },
   };
+}
+
+/** A diff as the model reads it: the lists that hold something, `otherChanges` only when true. */
+function changedOnly(d: TemplateDiff): Partial<TemplateDiff> {
+  return Object.fromEntries(Object.entries(d).filter(([, v]) => (Array.isArray(v) ? v.length > 0 : v !== false)));
 }
 
 function describeChanges(d: TemplateDiff): string {

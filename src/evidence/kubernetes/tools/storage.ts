@@ -7,15 +7,16 @@ import { groupEvents } from './event-groups.js';
 import { failure, kubeCitation, noData, success } from './result.js';
 
 const parameters = z.object({
-  namespace: z.string().min(1).describe('Namespace of the PersistentVolumeClaims.'),
-  pvc: z.string().optional().describe('One PVC name; omit for every PVC in the namespace.'),
+  namespace: z.string().min(1).describe('Namespace.'),
+  pvc: z.string().optional().describe('Omit for every PVC in the namespace.'),
 });
 
 export function k8sStorageTool(reader: KubeReader): EvidenceTool<typeof parameters> {
   return {
     name: 'k8s_storage',
     description:
-      'PersistentVolumeClaims with phase, storage class, requested and bound size, access modes and bound volume; the StorageClasses they use (provisioner, volumeBindingMode, reclaim policy, expansion); and for Pending/Lost claims the reasons from their events (ProvisioningFailed, WaitForFirstConsumer, …). Use for pods stuck Pending on volumes or full/missing storage.',
+      'PersistentVolumeClaims (phase, class, size, access modes, volume), their StorageClasses, and why Pending or Lost claims are stuck (their events).',
+    onDemand: 'PVCs, StorageClasses, stuck claims',
     parameters,
     effect: 'read',
     async execute(p, ctx) {

@@ -7,9 +7,9 @@ import { apiPath, KubeObjects, toFailure } from '../objects.js';
 import { failure, kubeCitation, noData, success } from './result.js';
 
 const parameters = z.object({
-  namespace: z.string().min(1).describe('Namespace of the TLS Secret(s).'),
-  secret: z.string().optional().describe('One Secret name.'),
-  ingress: z.string().optional().describe('An Ingress name: check the Secrets its spec.tls entries reference.'),
+  namespace: z.string().min(1).describe('Namespace.'),
+  secret: z.string().optional().describe('One Secret.'),
+  ingress: z.string().optional().describe('An Ingress: the Secrets its spec.tls names.'),
 });
 
 export interface CertSummary {
@@ -49,7 +49,8 @@ export function k8sTlsCertificatesTool(reader: KubeReader): EvidenceTool<typeof 
   return {
     name: 'k8s_tls_certificates',
     description:
-      'TLS certificates kept in kubernetes.io/tls Secrets: subject, SANs, issuer, validity (notBefore/notAfter), days left, expired flag. Give a secret, an ingress (its tls secrets are checked and the hosts compared with SANs), or neither to check every TLS Secret in the namespace. Only the public certificate is read; private keys are never returned.',
+      'Certificates in kubernetes.io/tls Secrets: subject, SANs, issuer, validity, days left. Give a secret, an ingress (its hosts are checked against the SANs), or neither for the whole namespace.',
+    onDemand: 'TLS certificates: SANs, validity, days left',
     parameters,
     effect: 'read',
     async execute(p, ctx) {
