@@ -5,6 +5,7 @@
  *   --json FILE       write the full report
  *   --no-noise        also run every scenario without its noise, reported beside the noisy run
  *   --baseline FILE   fail (exit 1) when the deterministic pass rate drops below the one recorded there
+ *   (without --json, VIGIL_REPORT_DIR=DIR writes DIR/eval-<corpus folder>.json, as CI does)
  *   --strict          also fail when a scenario errors, a planted secret leaks, or Slack rejects a call
  *                     (Block Kit limits): what `npm test` runs, once per scenario
  *   --only ID         run one scenario
@@ -247,7 +248,10 @@ async function main(): Promise<number> {
   };
   console.log(`\npassed ${passed}/${noisy.length} (${(summary.passRate * 100).toFixed(0)}%); deterministic-coverable ${detPassed}/${deterministic.length} (${(summary.deterministic.passRate * 100).toFixed(0)}%)${summary.errors ? `; ${summary.errors} scenario run(s) failed to load or run` : ''}`);
   for (const r of reports.filter((x) => !x.pass && !x.error && !x.modelNeeded)) console.log(`  ${r.id}${r.noise ? '' : ' (no noise)'}: ${r.notes.join(' · ')}`);
-  if (values.json) writeFileSync(values.json, JSON.stringify({ summary, scenarios: reports }, null, 2));
+  // CI collects every eval run's report: VIGIL_REPORT_DIR names the folder, the corpus names the file.
+  const reportDir = process.env['VIGIL_REPORT_DIR'];
+  const jsonFile = values.json ?? (reportDir ? join(reportDir, `eval-${basename(values.dir)}.json`) : undefined);
+  if (jsonFile) writeFileSync(jsonFile, JSON.stringify({ summary, scenarios: reports }, null, 2));
 
   if (values.strict) {
     const broken = reports.filter((r) => r.error || (r.leakedSecrets ?? 0) > 0 || (r.slackRejections?.length ?? 0) > 0);
