@@ -5,6 +5,9 @@
  *   - an alert storm: 1,000 alert posts in 60 s for 25 distinct alerts in one channel, with the fake
  *     Slack enforcing ~1 post/s per channel: threads opened, posts lost, ratelimited answers, peak RSS;
  *   - context: bytes/tokens of raw evidence gathered per investigation;
+ *   - throughput of the two per-line passes every log goes through: template mining (lines/s) and
+ *     redaction (MB/s), best of five on 10,000 mixed lines / 1 MB (the unit tests only guard against
+ *     a pathological slowdown);
  *   - model input per investigation: a scripted model plays a typical investigation of a scenario (topology,
  *     metric discovery, two PromQL range queries, running pods' logs, events, rollout history, the pull
  *     request, then a diagnosis) through the real app and the real Anthropic SDK pointed at the loopback
@@ -12,7 +15,7 @@
  *     (it cannot tokenise: ⌈characters of system + JSON(tools) + JSON(messages) ÷ 4⌉ per request), and
  *     compared with the raw evidence of that scenario's world.
  * Options: --json FILE, --storm-seconds N (default 60), --storm-posts N (default 1000), --samples N (default 30),
- * --only model-input (just the model-input measurement).
+ * --only model-input | throughput (just that measurement).
  */
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -21,6 +24,8 @@ import { parseArgs } from 'node:util';
 import { Writable } from 'node:stream';
 import { createLogger } from '../log.js';
 import { createRedactor } from '../redact/index.js';
+import { mineTemplates } from '../evidence/logs/drain.js';
+import type { LogLine } from '../evidence/logs/types.js';
 import { ALERT_CHANNEL, startWorld, type AnthropicReply, type ModelRequest, type ScriptStep, type World } from '../../test/support/world.js';
 import { meterTotals, type MeteredResponse } from '../../test/support/meter.js';
 import { blockActionsPayload } from '../../test/fakes/slack/index.js';
@@ -532,9 +537,53 @@ function printModelInput(m: Awaited<ReturnType<typeof modelInput>>) {
   }
 }
 
+// ------------------------------------------------------------------ per-line throughput
+
+/** Lines of the shapes real services write (logfmt, JSON, klog, access log, Java), with varying values. */
+function mixedLines(n: number): LogLine[] {
+  const start = Date.UTC(2026, 0, 15, 10);
+  const shapes = [
+    (i: number) => `ts=2026-01-15T10:${String(i % 60).padStart(2, '0')}:00Z level=info msg="request done" method=GET path=/api/v1/orders/${i} status=200 duration=${(i % 97) + 0.5}ms`,
+    (i: number) => `{"ts":${start + i},"level":"warn","msg":"slow query","elapsed_ms":${i % 900},"trace_id":"${(i * 2654435761).toString(16).padStart(32, '0').slice(0, 32)}"}`,
+    (i: number) => `I0115 10:00:${String(i % 60).padStart(2, '0')}.123456       1 controller.go:123] Reconciling deployment shop/checkout-${i % 7} resourceVersion=${48291734 + i}`,
+    (i: number) => `10.1.${i % 250}.${i % 199} - - [15/Jan/2026:10:00:00 +0000] "POST /cart/${i} HTTP/1.1" ${i % 11 === 0 ? 502 : 200} ${512 + (i % 400)}`,
+    (i: number) => `ts=2026-01-15T10:00:00Z level=error msg="upstream request failed" upstream=payments addr=10.2.3.${i % 250}:8080 err="context deadline exceeded" attempt=${i % 5}`,
+    (i: number) => `2026-01-15 10:00:00.${String(i % 1000).padStart(3, '0')} ERROR [http-nio-8080-exec-${i % 200}] o.h.e.j.s.SqlExceptionHelper : HikariPool-1 - Connection is not available, request timed out after ${30000 + (i % 10)}ms.`,
+  ];
+  return Array.from({ length: n }, (_, i) => ({ ts: new Date(start + i * 100), line: shapes[i % shapes.length]!(i) }));
+}
+
+function bestOf<T>(runs: number, f: () => T): { ms: number; out: T } {
+  let out = f(); // warm the JIT
+  let ms = Infinity;
+  for (let i = 0; i < runs; i++) {
+    const t = performance.now();
+    out = f();
+    ms = Math.min(ms, performance.now() - t);
+  }
+  return { ms, out };
+}
+
+function throughput() {
+  const lines = mixedLines(10_000);
+  const mined = bestOf(5, () => mineTemplates(lines));
+  const redactor = createRedactor({ salt: 'bench' });
+  let blob = '';
+  for (let i = 0; blob.length < 1_000_000; i++) blob += `${lines[i % lines.length]!.line}\n`;
+  const redacted = bestOf(5, () => redactor.redactText(blob));
+  return {
+    mining: { lines: lines.length, ms: Math.round(mined.ms * 10) / 10, linesPerSecond: Math.round(lines.length / (mined.ms / 1000)), templates: mined.out.length },
+    redaction: { bytes: blob.length, ms: Math.round(redacted.ms * 10) / 10, mbPerSecond: Math.round((blob.length / 1e6 / (redacted.ms / 1000)) * 10) / 10 },
+  };
+}
+
 async function main() {
   const samples = Number(values.samples);
   console.log(`Vigil bench · ${new Date().toISOString()} · node ${process.version} · ${process.platform}/${process.arch}`);
+  if (values.only === 'throughput') {
+    console.log(JSON.stringify(throughput()));
+    return;
+  }
   if (values.only === 'model-input') {
     const m = await modelInput();
     printModelInput(m);
@@ -556,11 +605,14 @@ async function main() {
   console.log(`alert post → first hypothesis card: p50 ${firstCardMs.p50} ms, p99 ${firstCardMs.p99} ms`);
   const s = await storm(Number(values['storm-posts']), Number(values['storm-seconds']), Number(values['storm-distinct']));
   console.log(`storm: ${s.alerts} posts for ${s.distinct} alerts → ${s.incidents} incidents, ${s.threads} threads, lost ${s.lost}, ratelimited ${s.rateLimitedErrors}, ${s.slackPosts} posts + ${s.slackUpdates} edits, drained in ${s.drainSeconds} s, peak RSS ${s.peakRssMb} MB`);
+  const t = throughput();
+  console.log(`log template mining: ${t.mining.linesPerSecond.toLocaleString('en')} lines/s (${t.mining.lines.toLocaleString('en')} lines → ${t.mining.templates} templates in ${t.mining.ms} ms, best of 5)`);
+  console.log(`redaction: ${t.redaction.mbPerSecond} MB/s (${(t.redaction.bytes / 1e6).toFixed(1)} MB in ${t.redaction.ms} ms, best of 5)`);
   const c = await context();
   console.log(`context: raw evidence ~${c.rawEvidenceTokens} tokens per investigation (demo world, deterministic path: no model input)`);
   const m = await modelInput();
   printModelInput(m);
-  const report = { at: new Date().toISOString(), node: process.version, ackMs, firstCardMs, storm: s, context: c, modelInput: m };
+  const report = { at: new Date().toISOString(), node: process.version, ackMs, firstCardMs, storm: s, throughput: t, context: c, modelInput: m };
   if (values.json) writeFileSync(values.json, JSON.stringify(report, null, 2));
 }
 

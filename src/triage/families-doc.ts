@@ -1,5 +1,5 @@
 /** Renders docs/fault-families.md from the family list (pure; `scripts/families-doc.ts` writes it). */
-import { FAULT_FAMILIES, type FaultFamily } from './families.js';
+import { FAMILY_CLAIMS, FAULT_FAMILIES, type FaultFamily } from './families.js';
 
 const GROUPS: Record<FaultFamily['group'], string> = {
   workload: 'Workloads and rollouts',
@@ -11,7 +11,14 @@ const GROUPS: Record<FaultFamily['group'], string> = {
   other: 'Other',
 };
 
+function claimLine(f: FaultFamily): string {
+  const c = FAMILY_CLAIMS[f.id];
+  if (!c) return '- **Claimed by:** nobody yet';
+  return 'analyzers' in c ? `- **Claimed by:** ${c.analyzers.map((a) => `\`${a}\``).join(', ')}` : `- **Goes to the model:** ${c.model}`;
+}
+
 export function renderFamiliesDoc(): string {
+  const claimed = FAULT_FAMILIES.filter((f) => { const c = FAMILY_CLAIMS[f.id]; return !!c && 'analyzers' in c; });
   const out: string[] = [
     '# Fault families',
     '',
@@ -25,13 +32,17 @@ export function renderFamiliesDoc(): string {
     '',
     `${FAULT_FAMILIES.length} families: ${FAULT_FAMILIES.map((f) => `\`${f.id}\``).join(', ')}.`,
     '',
+    `Deterministic triage claims ${claimed.length} of ${FAULT_FAMILIES.length} (${Math.round((claimed.length / FAULT_FAMILIES.length) * 100)}%): each family below names the analyzer that`,
+    `recognises it (\`src/triage/analyzers\`, \`src/triage/cluster\`). The others go to the model loop, with the reason:`,
+    `${FAULT_FAMILIES.filter((f) => !claimed.includes(f)).map((f) => `\`${f.id}\``).join(', ')}.`,
+    '',
   ];
   for (const [group, title] of Object.entries(GROUPS) as [FaultFamily['group'], string][]) {
     const families = FAULT_FAMILIES.filter((f) => f.group === group);
     if (families.length === 0) continue;
     out.push(`## ${title}`, '');
     for (const f of families) {
-      out.push(`### \`${f.id}\`: ${f.title}`, '', f.description, '', `- **Localise to:** ${f.component}`, `- **Fix:** ${f.fix}`, `- **Covers:** ${f.sources.join('; ')}`, '- **Facts:**');
+      out.push(`### \`${f.id}\`: ${f.title}`, '', f.description, '', `- **Localise to:** ${f.component}`, claimLine(f), `- **Fix:** ${f.fix}`, `- **Covers:** ${f.sources.join('; ')}`, '- **Facts:**');
       for (const [key, meaning] of Object.entries(f.facts)) out.push(`  - \`${key}\`: ${meaning}`);
       out.push('');
     }

@@ -502,3 +502,51 @@ export const FAMILY_IDS: ReadonlySet<string> = new Set(FAULT_FAMILIES.map((f) =>
 export function familyOf(id: string): FaultFamily | undefined {
   return FAULT_FAMILIES.find((f) => f.id === id);
 }
+
+/**
+ * Who claims each family: the deterministic analyzers (by `Analyzer.name` / `ClusterAnalyzer.name`)
+ * whose findings carry it, or, for the families no rule can recognise from cluster evidence, why they
+ * go to the model. A test checks every analyzer named here exists and every family is listed once.
+ */
+export const FAMILY_CLAIMS: Readonly<Record<string, { analyzers: readonly string[] } | { model: string }>> = {
+  'scaled-to-zero': { analyzers: ['scaled-to-zero'] },
+  'deploy-regression': { analyzers: ['deploy-regression', 'helm-release'] },
+  'crash-loop': { analyzers: ['crash-loop'] },
+  'image-pull': { analyzers: ['image-pull'] },
+  'oom-killed': { analyzers: ['oom-killed'] },
+  'cpu-throttling': { analyzers: ['cpu-throttling'] },
+  'failing-probe': { analyzers: ['failing-probe'] },
+  'init-container-stuck': { analyzers: ['init-container-stuck'] },
+  'rollout-stuck': { analyzers: ['rollout-stuck'] },
+  'job-failed': { analyzers: ['job-failed'] },
+  unschedulable: { analyzers: ['unschedulable'] },
+  'storage-unavailable': { analyzers: ['unschedulable'] },
+  'node-pressure': { analyzers: ['node-pressure'] },
+  'node-not-ready': { analyzers: ['node-health', 'node-pressure'] },
+  'hpa-at-max': { analyzers: ['hpa-at-max'] },
+  'quota-exceeded': { analyzers: ['pod-creation-blocked'] },
+  'admission-denied': { analyzers: ['pod-creation-blocked'] },
+  'load-spike': { analyzers: ['load-spike'] },
+  'endpoints-mismatch': { analyzers: ['endpoints-mismatch'] },
+  'missing-object': { analyzers: ['missing-object'] },
+  'ingress-misroute': { analyzers: ['ingress-misroute'] },
+  'network-policy': { analyzers: ['network-policy'] },
+  'dns-failure': { analyzers: ['dns-failure'] },
+  'tls-certificate': { analyzers: ['tls-certificate'] },
+  'mesh-misconfig': { analyzers: ['mesh-misconfig'] },
+  'config-change': { analyzers: ['config-change'] },
+  'flag-flip': { analyzers: ['flag-flip'] },
+  'rbac-denied': { analyzers: ['rbac-denied'] },
+  'chaos-experiment': { analyzers: ['chaos-experiment'] },
+  'dependency-degraded': { analyzers: ['dependency-degraded'] },
+  'external-dependency': { analyzers: ['external-dependency'] },
+  'credentials-rejected': { analyzers: ['credentials-rejected'] },
+  'connection-pool-exhaustion': { analyzers: ['dependency-degraded'] },
+  'database-degraded': { analyzers: ['database-degraded'] },
+  'queue-backlog': { analyzers: ['queue-backlog'] },
+  'disk-full': { analyzers: ['disk-full'] },
+  'resource-exhaustion': { analyzers: ['resource-exhaustion'] },
+  'clock-skew': { analyzers: ['clock-skew'] },
+  'app-bug': { model: 'no change, no resource limit, no dependency to blame: the cause is in the code or the data (a poison record, a bad query plan), which needs reading stack traces and code' },
+  'hardware-fault': { model: 'silent corruption or a failing NIC shows only indirectly (checksum errors, odd latency on one node) and must be told apart from software faults by reasoning across signals' },
+};

@@ -21,3 +21,21 @@ describe('fault families', () => {
     }
   });
 });
+
+describe('who claims each family', () => {
+  it('names every family once, only analyzers that exist, and claims at least 80% deterministically', async () => {
+    const { FAMILY_CLAIMS, FAULT_FAMILIES } = await import('../../src/triage/families.js');
+    const { analyzers } = await import('../../src/triage/index.js');
+    const { clusterAnalyzers } = await import('../../src/triage/cluster/index.js');
+    const names = new Set([...analyzers, ...clusterAnalyzers].map((a) => a.name));
+    expect(Object.keys(FAMILY_CLAIMS).sort()).toEqual(FAULT_FAMILIES.map((f) => f.id).sort());
+    let claimed = 0;
+    for (const [family, claim] of Object.entries(FAMILY_CLAIMS)) {
+      if ('analyzers' in claim) {
+        claimed += 1;
+        for (const a of claim.analyzers) expect(names.has(a), `${family}: no analyzer named ${a}`).toBe(true);
+      } else expect(claim.model.length, `${family}: say why it goes to the model`).toBeGreaterThan(20);
+    }
+    expect(claimed / FAULT_FAMILIES.length).toBeGreaterThanOrEqual(0.8);
+  });
+});
