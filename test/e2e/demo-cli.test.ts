@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 
 const root = new URL('../..', import.meta.url).pathname;
 const demo = (...args: string[]) =>
-  spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/demo.ts', ...args], { cwd: root, env: { ...process.env, CI: '' }, encoding: 'utf8', timeout: 90_000 });
+  spawnSync(process.execPath, ['--import', 'tsx', 'harness/demo.ts', ...args], { cwd: root, env: { ...process.env, CI: '' }, encoding: 'utf8', timeout: 90_000 });
 
 describe('npm run demo', () => {
   it('prints the thread with the diagnosis and ends with the approval card, exit 0', () => {

@@ -22,15 +22,15 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Writable } from 'node:stream';
-import { createLogger } from '../log.js';
-import { createRedactor } from '../redact/index.js';
-import { mineTemplates } from '../evidence/logs/drain.js';
-import type { LogLine } from '../evidence/logs/types.js';
-import { ALERT_CHANNEL, startWorld, type AnthropicReply, type ModelRequest, type ScriptStep, type World } from '../../test/support/world.js';
-import { meterTotals, type MeteredResponse } from '../../test/support/meter.js';
-import { blockActionsPayload } from '../../test/fakes/slack/index.js';
+import { createLogger } from '../src/log.js';
+import { createRedactor } from '../src/redact/index.js';
+import { mineTemplates } from '../src/evidence/logs/drain.js';
+import type { LogLine } from '../src/evidence/logs/types.js';
+import { ALERT_CHANNEL, startWorld, type AnthropicReply, type ModelRequest, type ScriptStep, type World } from '../test/support/world.js';
+import { meterTotals, type MeteredResponse } from '../test/support/meter.js';
+import { blockActionsPayload } from '../test/fakes/slack/index.js';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const { values } = parseArgs({
   options: {
     json: { type: 'string' },

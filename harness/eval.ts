@@ -16,19 +16,19 @@ import { dirname, join, basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Writable } from 'node:stream';
-import { createProvider } from '../agent/providers/index.js';
-import { modelSettings } from '../config/index.js';
-import type { ModelProvider } from '../agent/types.js';
-import { storedDiagnosis } from '../eval/diagnosis.js';
-import { readContext } from '../incidents/context.js';
-import { expectedSchema, gradeDiagnosis, QUESTIONS, sameRef, type QuestionId } from '../eval/questions.js';
-import { createLogger } from '../log.js';
-import { createRedactor } from '../redact/index.js';
-import { renderBlocksAsText } from '../slack/blocks/text.js';
-import { listScenarios, loadScenario } from '../../test/scenarios/load.js';
-import { startWorld } from '../../test/support/world.js';
+import { createProvider } from '../src/agent/providers/index.js';
+import { modelSettings } from '../src/config/index.js';
+import type { ModelProvider } from '../src/agent/types.js';
+import { storedDiagnosis } from '../src/eval/diagnosis.js';
+import { readContext } from '../src/incidents/context.js';
+import { expectedSchema, gradeDiagnosis, QUESTIONS, sameRef, type QuestionId } from '../src/eval/questions.js';
+import { createLogger } from '../src/log.js';
+import { createRedactor } from '../src/redact/index.js';
+import { renderBlocksAsText } from '../src/slack/blocks/text.js';
+import { listScenarios, loadScenario } from '../test/scenarios/load.js';
+import { startWorld } from '../test/support/world.js';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const { values } = parseArgs({
   options: {
     dir: { type: 'string', default: join(root, 'test', 'scenarios') },

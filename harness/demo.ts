@@ -7,13 +7,13 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { AppsV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { createProvider } from '../agent/providers/index.js';
-import { modelSettings } from '../config/index.js';
-import { renderBlocksAsText } from '../slack/blocks/text.js';
-import { blockActionsPayload } from '../../test/fakes/slack/index.js';
-import { ALERT_CHANNEL, startWorld } from '../../test/support/world.js';
+import { createProvider } from '../src/agent/providers/index.js';
+import { modelSettings } from '../src/config/index.js';
+import { renderBlocksAsText } from '../src/slack/blocks/text.js';
+import { blockActionsPayload } from '../test/fakes/slack/index.js';
+import { ALERT_CHANNEL, startWorld } from '../test/support/world.js';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const { values } = parseArgs({
   options: {
     scenario: { type: 'string', default: join(root, 'test', 'scenarios', 'demo-checkout-scaled-to-zero') },
