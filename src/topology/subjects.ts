@@ -203,6 +203,9 @@ function fromText(alert: Alert, t: Topology): Subject[] {
     for (const ref of byHost(t, h.host, undefined)) out.push({ ref, how: `host ${h.host} in the alert text` });
   }
   const hints = extractTargetHints(text.slice(0, 2000));
+  // `key=value` pairs in the body (a PagerDuty or Opsgenie field quoting the source alert's labels:
+  // "service_name=frontend k8s_namespace_name=shop") are labels like the alert's own.
+  for (const s of fromLabels(hints.labels, t)) out.push({ ref: s.ref, how: `${s.how.replace(/^label /, '')} in the alert text` });
   const ns = hints.labels['namespace'] && t.has({ kind: 'Namespace', name: hints.labels['namespace'] }) ? hints.labels['namespace'] : undefined;
   for (const [label, kind] of [['deployment', 'Deployment'], ['statefulset', 'StatefulSet'], ['daemonset', 'DaemonSet'], ['cronjob', 'CronJob'], ['service', 'Service'], ['node', 'Node'], ['persistentvolumeclaim', 'PersistentVolumeClaim'], ['ingress', 'Ingress']] as const) {
     const v = hints.labels[label];

@@ -156,6 +156,10 @@ function explains(cause: Placed, victim: Placed, t: Topology): boolean {
   }
   const victimRef = refOf(victim.anchor);
   const causeRef = refOf(cause.anchor);
+  // A full connection pool is explained by what sits behind the pool (its data store, or the store's
+  // node, disk, network), never by another workload the victim merely calls over HTTP: a callee's
+  // errors do not hold JDBC connections.
+  if (victim.f.facts?.['metric'] === 'db_pool_saturation' && cause.f.component && (WORKLOAD_KINDS.has(cause.f.component.kind) || cause.f.component.kind === 'Service') && !isStore(cause.f)) return false;
   if (dependsOn(t, victimRef, causeRef)) return timeOk();
   // A finding about something outside the graph (a feature flag, a repository) read from a workload
   // explains that workload's symptoms and those of whoever depends on it.
@@ -163,6 +167,14 @@ function explains(cause: Placed, victim: Placed, t: Topology): boolean {
   // An object that is not a workload (a quota, a webhook, a node) explains the workloads it names as hurt.
   if (cause.f.component && !WORKLOAD_KINDS.has(cause.f.component.kind) && (cause.f.affected ?? []).some((a) => nodeId(a) === victim.anchor || dependsOn(t, victimRef, a))) return timeOk();
   return false;
+}
+
+const STORE_NAME = /postgres|postgis|pg(?:-|$)|mysql|mariadb|mongo|redis|valkey|memcache|cassandra|scylla|elastic|opensearch|clickhouse|cockroach|(?:^|-)db(?:-|$)|database|sql/i;
+const STORE_FAMILIES = new Set(['database-degraded', 'disk-full', 'storage-unavailable']);
+
+/** A finding about a data store: its family says so, or the workload is named like one. */
+function isStore(f: Finding): boolean {
+  return STORE_FAMILIES.has(f.family ?? '') || STORE_NAME.test(f.component?.name ?? '');
 }
 
 /** Of two findings that explain each other, which one is the cause. */

@@ -102,6 +102,11 @@ describe('subjects, the walk and the scope', () => {
     expect(resolveSubjects(alert({ namespace: 'shop' }), t).map((s) => nodeId(s.ref))).toEqual(['Namespace//shop']);
   });
 
+  it('reads key=value labels quoted in the body (a PagerDuty field citing the source alert) like the alert\'s own', () => {
+    const a = alert({ service: 'Storefront (shop.example.org)' }, { source: 'pagerduty', text: 'Source: Prometheus / Alertmanager: StorefrontLatencySLOBurn service_name=quotes k8s_namespace_name=shop' });
+    expect(resolveSubjects(a, t).map((s) => nodeId(s.ref))).toEqual(['Service/shop/quotes']);
+  });
+
   it('resolves each alert of a grouped post', () => {
     const a = alert({ alertname: 'HighErrorRate' }, { members: [{ labels: { namespace: 'shop', service: 'quotes' }, annotations: {} }, { labels: { namespace: 'shop', service: 'cache' }, annotations: {} }] });
     expect(resolveSubjects(a, t).map((s) => nodeId(s.ref)).sort()).toEqual(['Service/shop/cache', 'Service/shop/quotes']);

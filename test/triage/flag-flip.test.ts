@@ -84,6 +84,19 @@ describe('flag-flip', () => {
     expect(f).toMatchObject({ status: 'ruled_out' });
   });
 
+  it('without a catalog, ties a flag to the target that names it in its own logs or pod template', () => {
+    const logs = (line: string): KubeEvidence => ({
+      ...kube,
+      containerLogs: [{ pod: 'checkout-1', container: 'app', previous: false, running: true, patterns: [{ template: line, example: line, count: 40 }], tail: [] }],
+    });
+    const named = flagFlip.analyze(input({ service: undefined, kube: logs('INFO c.l.sdk: flag tax-engine-v2 evaluated: variation=true'), changes: [flip('tax-engine-v2', -4, 'off')], metrics: { summaries: [errors(-3.5)] } }));
+    expect(named[0]).toMatchObject({ status: 'supported', component: { kind: 'FeatureFlag', name: 'tax-engine-v2' } });
+    // A whole token: `tax-engine` is not `tax-engine-v2`, and another service's flag stays out.
+    expect(flagFlip.analyze(input({ service: undefined, kube: logs('flag tax-engine-v2 evaluated'), changes: [flip('tax-engine', -4, 'off')], metrics: { summaries: [errors(-3.5)] } }))).toEqual([]);
+    const envNamed: KubeEvidence = { ...kube, workload: { kind: 'Deployment', spec: { template: { spec: { containers: [{ name: 'app', env: [{ name: 'FLAG_KEYS', value: 'new-ui,dark-mode' }] }] } } } } as never };
+    expect(flagFlip.analyze(input({ service: undefined, kube: envNamed, changes: [flip('dark-mode', -4, 'off')], metrics: { summaries: [errors(-3.5)] } }))[0]?.status).toBe('supported');
+  });
+
   it('ignores flags the catalog does not tie to the target, and flips older than the window', () => {
     expect(flagFlip.analyze(input({ changes: [flip('search-typo-tolerance', -4, 'on', 'off')], metrics: { summaries: [errors(-3)] } }))).toEqual([]);
     expect(flagFlip.analyze(input({ changes: [flip('new-checkout-flow', -6 * 24 * 60, 'off')], metrics: { summaries: [errors(-3)] } }))).toEqual([]);

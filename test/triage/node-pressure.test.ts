@@ -69,17 +69,35 @@ describe('node-pressure analyzer', () => {
     expect(f).toMatchObject({
       analyzer: 'node-pressure',
       status: 'supported',
-      component: { kind: 'Deployment', namespace: 'catalog', name: 'search-api' },
+      // The faulty object is the node (docs/fault-families.md); the workload it evicted leads the affected.
+      component: { kind: 'Node', name: 'node-3' },
       facts: { node: 'node-3', condition: 'MemoryPressure', evictedPods: 2, evictedResource: 'memory', pendingPods: 2, conditionSince: at(-3).toISOString() },
     });
     expect(f.confidence).toBeGreaterThanOrEqual(0.9);
-    expect(f.mitigation).toBeUndefined();
+    expect(f.mitigation).toMatchObject({ action: 'cordon_node', target: { kind: 'Node', namespace: 'catalog', name: 'node-3' }, command: 'kubectl cordon node-3' });
     expect(f.affected).toEqual([
+      { kind: 'Deployment', namespace: 'catalog', name: 'search-api' },
       { kind: 'Service', namespace: 'catalog', name: 'search-api' },
       { kind: 'Deployment', namespace: 'catalog', name: 'catalog-bff' },
     ]);
     expect(f.supporting.some((e) => e.summary.includes('EvictionThresholdMet'))).toBe(true);
     expect(f.supporting.some((e) => e.summary.includes('other nodes Ready without pressure: node-1, node-2'))).toBe(true);
+  });
+
+  it('counts what the node evicted from other workloads too, pods that are gone included (only their event is left)', () => {
+    const gone = { metadata: { name: 'cohorts-1-x7k2p.1', namespace: 'reports' }, involvedObject: { kind: 'Pod', name: 'cohorts-1-x7k2p', namespace: 'reports' }, source: { component: 'kubelet', host: 'node-3' }, reason: 'Evicted', message: EVICTED_MSG, type: 'Warning', lastTimestamp: at(-2.8) };
+    const elsewhere = { ...gone, metadata: { name: 'other.1', namespace: 'web' }, involvedObject: { kind: 'Pod', name: 'web-1-abcde', namespace: 'web' }, source: { component: 'kubelet', host: 'node-1' } };
+    const [f] = nodePressure.analyze(
+      input({
+        nodes: [node('node-1'), node('node-3', { type: 'MemoryPressure', status: 'True', since: at(-3) })],
+        pods: [running('a', 'node-1'), evicted('c', 'node-3'), pending('e')],
+        warningEvents: [gone, elsewhere],
+      }),
+    );
+    // The target's one eviction and the report pod's; not the eviction on another node.
+    expect(f!.facts).toMatchObject({ evictedPods: 2, targetEvictedPods: 1 });
+    expect(f!.supporting.some((e) => e.summary.includes('reports/cohorts-1-x7k2p'))).toBe(true);
+    expect(f!.supporting.some((e) => e.summary.includes('web-1-abcde'))).toBe(false);
   });
 
   it('marks a troubled node that runs none of the target pods unrelated', () => {

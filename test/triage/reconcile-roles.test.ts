@@ -326,3 +326,21 @@ describe('reconcileFindings: the origin\'s scope', () => {
     expect(ids).not.toContain('Service/shop/cart');
   });
 });
+
+describe('reconcileFindings: a full connection pool is explained only by what is behind it', () => {
+  it('keeps cart\'s pool an origin when only an HTTP callee erred first, and lets the store behind it explain it', () => {
+    // cart calls redis (a store) and, here, checkout over HTTP; checkout's small error rise started first.
+    const s = shop((x) => {
+      (x.deployments as unknown as ReturnType<typeof deployment>[])[1] = deployment('shop', 'cart', { REDIS_ADDR: 'redis:6379', CHECKOUT_URL: 'http://checkout:8080' });
+    });
+    const pool = finding('dependency-degraded', ref('Deployment', 'cart'), { confidence: 0.9, family: 'connection-pool-exhaustion', facts: { metric: 'db_pool_saturation', since: iso(-5) } });
+    const callee = finding('deploy-regression', ref('Deployment', 'checkout'), { confidence: 0.84, facts: { deployedAt: iso(-11), symptomStart: iso(-7) } });
+    const out = reconcileFindings([pool, callee], ctx(s));
+    expect(byKey(out, pool.key)).toMatchObject({ status: 'supported', role: 'origin' });
+    // The store behind the pool does explain it.
+    const slowRedis = finding('database-degraded', ref('Deployment', 'redis'), { confidence: 0.8, family: 'database-degraded', facts: { since: iso(-9) } });
+    const out2 = reconcileFindings([pool, slowRedis], ctx(s));
+    expect(byKey(out2, pool.key)).toMatchObject({ status: 'ruled_out', role: 'victim' });
+    expect(byKey(out2, slowRedis.key)).toMatchObject({ status: 'supported', role: 'origin' });
+  });
+});

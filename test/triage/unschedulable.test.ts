@@ -136,8 +136,25 @@ describe('unschedulable analyzer', () => {
       }),
     );
     expect(f).toMatchObject({ status: 'supported', facts: { reason: 'pvc_unbound', pvc: 'data-ledger-2', storageClass: 'fast-ssd', storageClassMissing: true } });
+    // Localised to the faulty object (docs/fault-families.md): the missing StorageClass; the StatefulSet is hurt.
+    expect(f!.component).toEqual({ kind: 'StorageClass', name: 'fast-ssd' });
+    expect(f!.affected?.[0]).toEqual({ kind: 'StatefulSet', namespace: 'shop', name: 'ledger' });
     expect(f!.mitigation).toBeUndefined();
     expect(f!.mechanism).toContain('fast-ssd');
+  });
+
+  it('localises a bound claim whose volume no fitting node can reach to the claim', () => {
+    const pod = pendingPod('orders-db-0', 'none', '500m', '0/4 nodes are available: 1 node(s) had untolerated taint {node-role: infra}, 3 node(s) had volume node affinity conflict. preemption: 0/4 nodes are available: 4 Preemption is not helpful for scheduling.');
+    pod.spec!.volumes = [{ name: 'data', persistentVolumeClaim: { claimName: 'data-orders-db-0' } }];
+    const [f] = unschedulable.analyze(
+      input({
+        target: { kind: 'StatefulSet', namespace: 'shop', name: 'orders-db' },
+        pods: [pod],
+        pvcs: [{ metadata: { name: 'data-orders-db-0', namespace: 'shop' }, spec: { storageClassName: 'gp3', volumeName: 'pvc-1234' }, status: { phase: 'Bound' } }],
+      }),
+    );
+    expect(f).toMatchObject({ status: 'supported', component: { kind: 'PersistentVolumeClaim', namespace: 'shop', name: 'data-orders-db-0' }, facts: { reason: 'volume_node_affinity', pvc: 'data-orders-db-0', storageClass: 'gp3', volume: 'pvc-1234' } });
+    expect(f!.affected?.[0]).toEqual({ kind: 'StatefulSet', namespace: 'shop', name: 'orders-db' });
   });
 
   it('defers to node-pressure when the Pending pods replace evicted ones', () => {

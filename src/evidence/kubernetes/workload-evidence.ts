@@ -100,7 +100,8 @@ export async function workloadEvidence(reader: KubeReader, snapshot: ClusterSnap
   const podLabels = ev.workload.spec?.template?.metadata?.labels;
   const matchLabels = ev.workload.spec?.selector?.matchLabels;
   const uid = ev.workload.metadata?.uid;
-  ev.replicaSets = snapshot.replicaSets.filter((r) => r.metadata?.namespace === ns && (uid ? (r.metadata?.ownerReferences ?? []).some((o) => o.uid === uid) : (r.metadata?.ownerReferences ?? []).some((o) => o.name === target.name)));
+  // By uid where the reference carries one (a recreated Deployment of the same name owns new ReplicaSets only), else by kind and name.
+  ev.replicaSets = snapshot.replicaSets.filter((r) => r.metadata?.namespace === ns && (r.metadata?.ownerReferences ?? []).some((o) => (o.uid && uid ? o.uid === uid : o.kind === target.kind && o.name === target.name)));
   ev.pods = ev.namespacePods.filter((p) => selects(matchLabels, p.metadata?.labels));
   ev.services = ev.namespaceServices.filter(({ service }) => selects(service.spec?.selector, podLabels));
 

@@ -16,6 +16,7 @@
  * | `store_oldest_tx`        | seconds   | high    | the longest-running transaction (`pg_stat_activity_max_tx_duration`) |
  * | `store_deadlocks`        | per s     | high    | deadlocks detected |
  * | `store_replication_lag`  | seconds   | high    | a replica's delay |
+ * | `store_latency`          | seconds   | high    | the server's own command/operation latency (Redis p99 or mean per command, MongoDB mean op) |
  *
  * The first recipe whose series all exist wins for an id. `$sel` is the candidate's selector.
  */
@@ -58,6 +59,12 @@ export const STORE_RECIPES: readonly StoreRecipe[] = [
   { id: 'store_locks', title: 'InnoDB row-lock waits', unit: 'locks', badWhen: 'high', needs: ['mysql_global_status_innodb_row_lock_current_waits'], template: 'max(mysql_global_status_innodb_row_lock_current_waits{$sel})' },
   { id: 'store_oldest_tx', title: 'Longest running transaction', unit: 'seconds', badWhen: 'high', needs: ['pg_stat_activity_max_tx_duration'], template: 'max(pg_stat_activity_max_tx_duration{$sel})' },
   { id: 'store_deadlocks', title: 'Deadlocks per second', unit: 'per s', badWhen: 'high', needs: ['pg_stat_database_deadlocks'], template: 'sum(rate(pg_stat_database_deadlocks{$sel}[5m]))' },
+  // Latency as the server measures it (an AOF fsync stall, a slow disk, a hot key): the callers' pools
+  // fill while the server answers nothing wrong. p99 where the exporter has it (redis_exporter ≥ 1.58,
+  // INFO LATENCYSTATS), else the mean per command.
+  { id: 'store_latency', title: 'Command latency p99 (server side)', unit: 'seconds', badWhen: 'high', needs: ['redis_latency_percentiles_usec'], template: 'max(redis_latency_percentiles_usec{quantile="0.99",$sel}) / 1e6' },
+  { id: 'store_latency', title: 'Mean command latency (server side)', unit: 'seconds', badWhen: 'high', needs: ['redis_commands_duration_seconds_total', 'redis_commands_total'], template: 'sum(rate(redis_commands_duration_seconds_total{$sel}[1m])) / sum(rate(redis_commands_total{$sel}[1m]))' },
+  { id: 'store_latency', title: 'Mean operation latency (server side)', unit: 'seconds', badWhen: 'high', needs: ['mongodb_mongod_op_latencies_latency_total', 'mongodb_mongod_op_latencies_ops_total'], template: 'sum(rate(mongodb_mongod_op_latencies_latency_total{$sel}[1m])) / sum(rate(mongodb_mongod_op_latencies_ops_total{$sel}[1m])) / 1e6' },
   // Replication.
   { id: 'store_replication_lag', title: 'Replication lag', unit: 'seconds', badWhen: 'high', needs: ['pg_replication_lag_seconds'], template: 'max(pg_replication_lag_seconds{$sel})' },
   { id: 'store_replication_lag', title: 'Replication lag', unit: 'seconds', badWhen: 'high', needs: ['pg_replication_lag'], template: 'max(pg_replication_lag{$sel})' },

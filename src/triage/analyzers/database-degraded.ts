@@ -5,7 +5,9 @@
  * clients`; MySQL `Lock wait timeout exceeded`, `Too many connections`; MongoDB `WiredTiger … cache`
  * pressure, slow operations; Redis/Valkey `OOM command not allowed`, `maxmemory`; replication lag — and
  * its callers' requests wait on it (their logs name it with timeouts). A migration or batch Job whose
- * statement holds the lock is named when the log shows it.
+ * statement holds the lock is named when the log shows it. Its exporter tells the same when the log is
+ * quiet (a Redis fsync stall logs nothing): the `store_*` series of its own metrics leaving their baseline
+ * in the bad direction (server-side latency, locks, connections, memory, replication lag).
  *
  * Localised to the database workload. Facts: `database`, `metric` (`locks` | `connections` | `memory`
  * | `replication_lag` | `slow_queries`), `blockingQuery`, `blockingJob`, `since`.
@@ -16,6 +18,22 @@ import type { Analyzer, TriageInput } from '../analyzer.js';
 import { objectCitation } from '../citations.js';
 import { clockTime } from '../time.js';
 import type { Finding } from '../types.js';
+import { metricSymptoms } from './deploy-regression.js';
+
+/**
+ * Exporter series (src/evidence/prometheus/stores.ts) that make callers WAIT, and the trouble each tells.
+ * Memory and evictions are left out on purpose: a cache that evicts answers fast (misses), so it is not
+ * "degraded" for its callers; that mechanism belongs to the dependency's consumers' analyzers.
+ */
+const STORE_SIGNS: Record<string, string> = {
+  store_latency: 'slow_queries',
+  store_locks: 'locks',
+  store_oldest_tx: 'locks',
+  store_connections_ratio: 'connections',
+  store_replication_lag: 'replication_lag',
+};
+/** A store series that left its baseline longer than this before the onset is background, not the cause. */
+const STORE_LEAD_MS = 30 * 60_000;
 
 const DB_IMAGE = /postgres|postgis|timescale|cloudnative-pg|mysql|mariadb|percona|mongo|redis|valkey|keydb|memcached|cassandra|scylla|elasticsearch|opensearch|clickhouse|cockroach/i;
 const SIGNS: { metric: string; re: RegExp }[] = [
@@ -42,7 +60,18 @@ export const databaseDegraded: Analyzer = {
         if (sign) hits.push({ metric: sign.metric, template: p.template, example: p.example, count: p.count, ...(p.first ? { first: p.first } : {}), pod: log.pod, container: log.container });
       }
     }
-    if (!hits.length) return [];
+    // The exporter's account: each store series that left its baseline in its bad direction.
+    const metricHits: { metric: string; evidence: Evidence; start: Date }[] = [];
+    for (const summary of input.metrics?.summaries ?? []) {
+      const sign = STORE_SIGNS[summary.id];
+      if (!sign) continue;
+      for (const m of metricSymptoms(summary)) {
+        if (input.onset.getTime() - m.start.getTime() > STORE_LEAD_MS) continue;
+        metricHits.push({ metric: sign, evidence: m.evidence, start: m.start });
+      }
+    }
+    if (!hits.length && !metricHits.length) return [];
+    if (!hits.length) return [metricFinding(input, component0(input), metricHits)];
     const byMetric = new Map<string, typeof hits>();
     for (const h of hits) byMetric.set(h.metric, [...(byMetric.get(h.metric) ?? []), h]);
     const [metric, mine] = [...byMetric.entries()].sort((a, b) => b[1].reduce((n, h) => n + h.count, 0) - a[1].reduce((n, h) => n + h.count, 0))[0]!;
@@ -79,3 +108,32 @@ export const databaseDegraded: Analyzer = {
     ];
   },
 };
+
+function component0(input: TriageInput): ComponentRef {
+  const t = input.kube.target!;
+  return { kind: t.kind, namespace: t.namespace, name: t.name };
+}
+
+const WHAT: Record<string, string> = { locks: 'queries wait on locks', connections: 'it refuses new connections', memory: 'it is out of memory for its data', replication_lag: 'its replicas lag behind', slow_queries: 'its commands run slowly' };
+
+/** A store whose own exporter says it is in trouble, while its log is quiet. */
+function metricFinding(input: TriageInput, component: ComponentRef, hits: { metric: string; evidence: Evidence; start: Date }[]): Finding {
+  const t = input.kube.target!;
+  const sorted = [...hits].sort((a, b) => a.start.getTime() - b.start.getTime());
+  const first = sorted[0]!;
+  return {
+    key: `database-degraded:${t.namespace}/${t.kind}/${t.name}`,
+    analyzer: 'database-degraded',
+    family: 'database-degraded',
+    status: 'supported',
+    confidence: 0.8,
+    title: `${t.name} (data store) is degraded: ${WHAT[first.metric]}`,
+    component,
+    mechanism: `${t.name}'s own exporter shows ${WHAT[first.metric]} since ${clockTime(first.start)} (${first.evidence.summary}); its callers wait on it.`,
+    scope: `every caller of ${t.name}`,
+    affected: [component, ...input.kube.services.map((s) => ({ kind: 'Service', namespace: t.namespace, name: s.service.metadata?.name ?? '?' })), ...input.kube.dependents.map((d) => ({ kind: d.kind, namespace: t.namespace, name: d.name }))],
+    facts: { database: t.name, metric: first.metric, since: first.start.toISOString() },
+    supporting: sorted.slice(0, 3).map((h) => h.evidence),
+    refuting: [],
+  };
+}

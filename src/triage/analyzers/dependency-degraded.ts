@@ -126,6 +126,23 @@ function ownDeployNote(input: TriageInput, since: Date): Evidence | undefined {
   };
 }
 
+/**
+ * The store behind the pool, from the cluster graph: what the target calls that is named like a store,
+ * the engine the pool's own words point to first (Jedis/Lettuce → Redis, Hikari/JDBC → SQL).
+ */
+function poolBackend(input: TriageInput, words: string): string | undefined {
+  const t = input.kube.target;
+  const graph = input.cluster?.topology;
+  if (!t || !graph) return undefined;
+  const called = graph
+    .outgoing(`${t.kind}/${t.namespace}/${t.name}`)
+    .filter((e) => e.kind === 'calls')
+    .map((e) => e.to.split('/').pop() ?? '')
+    .filter((name) => DB_NAME.test(name));
+  const engine = /jedis|lettuce|redis/i.test(words) ? /redis|valkey|cache/i : /hikari|jdbc|sql|postgres|mysql|maria|pgx|psycopg/i.test(words) ? /postgres|pg|mysql|maria|sql|db/i : undefined;
+  return (engine ? called.find((n) => engine.test(n)) : undefined) ?? (called.length === 1 ? called[0] : undefined);
+}
+
 function poolFinding(input: TriageInput): Finding | undefined {
   const t = input.kube.target!;
   const summary = input.metrics?.summaries.find((s) => s.id === 'db_pool_saturation' && s.status === 'success');
@@ -135,7 +152,7 @@ function poolFinding(input: TriageInput): Finding | undefined {
 
   const counts = logs.map((l) => parsePoolCounts(l.example)).find((c) => c);
   const poolName = saturated?.metric['pool_name'];
-  const dbDep = (input.service?.dependsOn ?? []).find((d) => DB_NAME.test(d));
+  const dbDep = (input.service?.dependsOn ?? []).find((d) => DB_NAME.test(d)) ?? poolBackend(input, logs.map((l) => `${l.template} ${l.example}`).join('\n'));
   const dependency = dbDep ?? poolName ?? 'database';
   const starts = [saturated?.deviationStart, ...logs.map((l) => l.first)].filter((d): d is Date => !!d);
   // `start`: usage left its baseline (a leak climbs for a while); `fullAt`: the pool was full.

@@ -58,7 +58,7 @@ export interface Symptoms {
 }
 
 /** The metric ids a symptom is read from: the request metrics, then a data store's own (when it has an exporter). */
-export const SYMPTOM_METRICS = ['error_ratio', 'latency_p99', 'store_evictions', 'store_memory_ratio', 'store_hit_ratio', 'store_connections_ratio', 'store_locks', 'store_oldest_tx', 'store_up', 'store_replication_lag'] as const;
+export const SYMPTOM_METRICS = ['error_ratio', 'latency_p99', 'store_evictions', 'store_memory_ratio', 'store_hit_ratio', 'store_connections_ratio', 'store_locks', 'store_oldest_tx', 'store_up', 'store_replication_lag', 'store_latency'] as const;
 
 const METRIC_LABELS: Record<string, [label: string, word: string]> = {
   error_ratio: ['5xx ratio', 'errors'],
@@ -71,6 +71,7 @@ const METRIC_LABELS: Record<string, [label: string, word: string]> = {
   store_oldest_tx: ['oldest transaction age', 'long transactions'],
   store_up: ['exporter reachability', 'unreachability'],
   store_replication_lag: ['replication lag', 'replication lag'],
+  store_latency: ['server-side command latency', 'slow commands'],
 };
 /** `5xx ratio`, `p99 latency`, `evictions`… for a symptom's metric id. */
 export const metricLabel = (id: string): string => METRIC_LABELS[id]?.[0] ?? id.replace(/_/g, ' ');

@@ -1,11 +1,15 @@
 /**
- * `flag-flip`: a feature flag that changes the target's behaviour (the catalog's `flags`) was flipped
+ * `flag-flip`: a feature flag that changes the target's behaviour was flipped
  * shortly before its errors or latency rose. Flag changes arrive on the flags webhook as `flag` changes
  * (target `FeatureFlag/<name>`). Errors that began before the flip rule it out.
  *
  * Facts (camelCase): `flag`, `before` (state before, when the tool sent it), `after`, `actor`,
  * `changedAt` (ISO), and when a metric corroborates `metric`, `metricBefore`, `metricAfter`.
  * Mitigation: `flip_flag` back to `before` (or the opposite of an on/off `after`).
+ *
+ * Which flags change the target: the catalog's `flags`, and — since most clusters have no catalog — any
+ * flag the target itself names: its log lines (SDKs log evaluations and updates: "flag tax-engine-v2
+ * evaluated"), its pod template (env, args) and the keys of the ConfigMaps it reads.
  */
 import type { RankedChange } from '../../changes/types.js';
 import type { Evidence } from '../../evidence/types.js';
@@ -23,15 +27,40 @@ export function flipBackTo(c: Pick<RankedChange, 'before' | 'after'>): string | 
   return c.after ? OPPOSITE[c.after.toLowerCase()] : undefined;
 }
 
+/** Everything the target says about itself that could name a flag: log lines, pod template, ConfigMaps it reads. */
+function targetText(input: TriageInput): string {
+  const parts: string[] = [];
+  for (const s of input.logs?.summaries ?? []) for (const p of s.patterns) parts.push(p.template, p.example);
+  for (const l of input.kube.containerLogs ?? []) {
+    for (const p of l.patterns) parts.push(p.template, p.example);
+    parts.push(...l.tail);
+  }
+  const spec = input.kube.workload?.spec?.template?.spec;
+  for (const c of [...(spec?.containers ?? []), ...(spec?.initContainers ?? [])]) {
+    parts.push(...(c.args ?? []), ...(c.command ?? []));
+    for (const e of c.env ?? []) parts.push(`${e.name}=${e.value ?? ''}`);
+  }
+  for (const r of input.kube.related) if (r.kind === 'ConfigMap') parts.push(...(r.keys ?? []));
+  return parts.join('\n');
+}
+
+/** The flag key as a whole token (a key like `new-ui` must not match inside `new-ui-v2` or `renew-ui`). */
+function namesFlag(text: string, flag: string): boolean {
+  if (flag.length < 3 || !text) return false;
+  const escaped = flag.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return new RegExp(`(?<![\\w.-])${escaped}(?![\\w-]|\\.\\w)`, 'i').test(text);
+}
+
 export const flagFlip: Analyzer = {
   name: 'flag-flip',
   analyze(input: TriageInput): Finding[] {
     const t = input.kube.target;
-    const flags = new Set(input.service?.flags ?? []);
-    if (!t || flags.size === 0) return [];
+    if (!t) return [];
     const onset = input.onset.getTime();
+    const catalogFlags = new Set(input.service?.flags ?? []);
+    const named = targetText(input);
     const flips = input.changes
-      .filter((c) => c.kind === 'flag' && flags.has(c.target.name))
+      .filter((c) => c.kind === 'flag' && (catalogFlags.has(c.target.name) || namesFlag(named, c.target.name)))
       .filter((c) => onset - c.at.getTime() <= CHANGE_WINDOW_MS && c.at.getTime() <= onset + 2 * 60_000)
       .sort((a, b) => b.at.getTime() - a.at.getTime());
     const symptoms = targetSymptoms(input);

@@ -5,12 +5,15 @@
  *
  * Only nodes that hit the target count: a node in trouble that runs none of the target's pods (and
  * evicted none) is reported `unrelated`; a condition that started long before the onset is not the
- * onset's cause (`inconclusive`). No automatic mitigation: cordoning or draining a node is a human call.
+ * onset's cause (`inconclusive`). Mitigation, when supported, the node is not cordoned yet and other
+ * nodes are fine: `cordon_node`, so the evicted pods' replacements stop landing on it when the pressure
+ * eases for a moment (nothing is evicted by it; draining or freeing the node stays a human call).
  *
  * Facts (camelCase):
  * - `node`: the node; `condition`: MemoryPressure | DiskPressure | PIDPressure | NotReady
  * - `conditionSince`: the condition's lastTransitionTime (ISO)
- * - `evictedPods`: target pods the kubelet evicted from it; `evictedResource`: memory | ephemeral-storage | pids | …
+ * - `evictedPods`: pods the kubelet evicted from it around the onset, the target's and others' (events of
+ *   pods that are gone count); `targetEvictedPods` when others were evicted too; `evictedResource`: memory | ephemeral-storage | pids | …
  * - `podsOnNode`: target pods still bound to it; `pendingPods`: target pods Pending (replacements that do not fit)
  */
 import type { CoreV1Event, V1Node, V1Pod } from '@kubernetes/client-node';
@@ -72,9 +75,47 @@ function isReady(p: V1Pod): boolean {
 }
 
 
+/** Evicted events of the node (kubelet `source.host`) about pods other than the target's, with their owners. */
+function otherEvictions(kube: KubeEvidence, cluster: TriageInput['cluster'], node: string, onset: Date, known: Set<string>): { pod: string; owner?: ComponentRef; evidence: Evidence }[] {
+  const out: { pod: string; owner?: ComponentRef; evidence: Evidence }[] = [];
+  const seen = new Set(known);
+  for (const e of kube.warningEvents) {
+    if (e.reason !== 'Evicted' || e.involvedObject?.kind !== 'Pod' || e.source?.host !== node) continue;
+    const at = eventTime(e);
+    if (!at || Math.abs(onset.getTime() - at.getTime()) > CHANGE_WINDOW_MS) continue;
+    const ns = e.involvedObject.namespace ?? e.metadata?.namespace ?? '';
+    const pod = e.involvedObject.name ?? '';
+    if (!pod || seen.has(`${ns}/${pod}`)) continue;
+    seen.add(`${ns}/${pod}`);
+    const owner = cluster?.topology.workloadOf(ns, pod) ?? jobOfGonePod(cluster, ns, pod);
+    out.push({
+      pod: `${ns}/${pod}`,
+      ...(owner ? { owner } : {}),
+      evidence: { kind: 'event', summary: `pod ${ns}/${pod}${owner ? ` (${owner.kind.toLowerCase()}/${owner.name})` : ''} Evicted from ${node} at ${clockTime(at)}: "${(e.message ?? '').split('. ')[0]}"`, citation: objectCitation('Event', e.metadata?.namespace, e.metadata?.name ?? '?'), observedAt: at },
+    });
+  }
+  return out;
+}
+
+/** A pod that is gone names its Job by its prefix (`<job>-<5 chars>`), when the Job is in the graph. */
+function jobOfGonePod(cluster: TriageInput['cluster'], ns: string, pod: string): ComponentRef | undefined {
+  const job = pod.replace(/-[a-z0-9]{5}$/, '');
+  return job !== pod && cluster?.topology.has({ kind: 'Job', namespace: ns, name: job }) ? { kind: 'Job', namespace: ns, name: job } : undefined;
+}
+
+function dedupeRefs(refs: ComponentRef[]): ComponentRef[] {
+  const seen = new Set<string>();
+  return refs.filter((r) => {
+    const k = `${r.kind}/${r.namespace ?? ''}/${r.name}`;
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
+}
+
 export const nodePressure: Analyzer = {
   name: 'node-pressure',
-  analyze({ kube, onset }: TriageInput): Finding[] {
+  analyze({ kube, onset, cluster }: TriageInput): Finding[] {
     const t = kube.target;
     if (!t) return [];
     const troubles = nodeTroubles(kube.nodes);
@@ -114,6 +155,9 @@ export const nodePressure: Analyzer = {
         continue;
       }
 
+      // Every pod the kubelet evicted from this node around the onset, the target's or not, including
+      // pods that no longer exist (only their Evicted event is left): the node's whole account.
+      const elsewhere = otherEvictions(kube, cluster, trouble.name, onset, new Set(evicted.map((p) => `${p.metadata?.namespace}/${p.metadata?.name}`)));
       const supporting: Evidence[] = [conditionEvidence];
       const refuting: Evidence[] = [];
       const evictionTimes: Date[] = [];
@@ -171,13 +215,15 @@ export const nodePressure: Analyzer = {
           citation: nodeCitation,
         });
       }
+      for (const o of elsewhere.slice(0, 3)) supporting.push(o.evidence);
       const ready = kube.pods.filter(isReady).length;
       const desired = (kube.workload?.spec as { replicas?: number } | undefined)?.replicas;
       const affected = scopeRefs(kube);
       const facts: Record<string, string | number | boolean> = {
         node: trouble.name,
         condition: trouble.condition,
-        evictedPods: evicted.length,
+        evictedPods: evicted.length + elsewhere.length,
+        ...(elsewhere.length ? { targetEvictedPods: evicted.length } : {}),
         podsOnNode: onNode.length,
         pendingPods: pending.length,
         ...(trouble.since ? { conditionSince: trouble.since.toISOString() } : {}),
@@ -190,7 +236,8 @@ export const nodePressure: Analyzer = {
         status: decisive ? 'supported' : 'inconclusive',
         confidence: decisive ? (evicted.length > 0 ? 0.94 : 0.85) : nearOnset ? 0.55 : 0.3,
         title: `node ${trouble.name} ${trouble.condition}${evicted.length ? `: ${evicted.length} ${t.name} pod(s) evicted` : `: hosts ${onNode.length} ${t.name} pod(s)`}`,
-        component,
+        // The faulty object is the node; the workload it took pods from is the first of the affected.
+        component: { kind: 'Node', name: trouble.name },
         mechanism:
           `Node ${trouble.name} reports ${trouble.condition}${trouble.since ? ` since ${clockTime(trouble.since)} (${relativeToOnset(trouble.since, onset)})` : ''}` +
           (evicted.length ? `; the kubelet evicted ${evicted.length} pod(s) of ${t.kind.toLowerCase()}/${t.name}${resource ? ` because the node was low on ${resource}` : ''}` : '') +
@@ -199,10 +246,22 @@ export const nodePressure: Analyzer = {
           `. ${healthy.length ? `Other nodes (${healthy.join(', ')}) are fine, so this is the node, not the workload's own change. ` : ''}` +
           `Cordoning/draining ${trouble.name} or freeing its ${resource ?? 'resources'} is a human decision.`,
         scope: `${ready}${desired !== undefined ? ` of ${desired}` : ''} replica(s) of ${t.name} ready${affected.length ? `; ${affected.map((a) => `${a.kind.toLowerCase()}/${a.name}`).join(', ')} run on reduced capacity` : ''}`,
-        affected,
+        affected: dedupeRefs([component, ...affected, ...elsewhere.flatMap((o) => (o.owner ? [o.owner] : []))]),
         facts,
         supporting,
         refuting,
+        ...(decisive && healthy.length > 0 && kube.nodes.find((n) => n.metadata?.name === trouble.name)?.spec?.unschedulable !== true
+          ? {
+              mitigation: {
+                action: 'cordon_node',
+                // A Node has no namespace: the proposal carries the workload's, which the policy judges it by.
+                target: { kind: 'Node', namespace: t.namespace, name: trouble.name },
+                params: {},
+                command: `kubectl cordon ${trouble.name}`,
+                rationale: `keep ${t.name}'s replacements off ${trouble.name} (${trouble.condition}) while ${healthy.join(', ')} have room; nothing is evicted, draining stays a human call`,
+              },
+            }
+          : {}),
       });
     }
     return out;

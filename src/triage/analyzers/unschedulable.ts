@@ -215,6 +215,9 @@ function recentEvictions(kube: KubeEvidence, onset: Date): V1Pod[] {
   });
 }
 
+/** Scheduler reasons whose faulty object is storage (the claim or its class), not the workload. */
+const STORAGE_REASONS = new Set<string>(['pvc_unbound', 'pv_unavailable', 'volume_node_affinity']);
+
 export const unschedulable: Analyzer = {
   name: 'unschedulable',
   analyze({ kube, onset, changes }: TriageInput): Finding[] {
@@ -393,6 +396,31 @@ export const unschedulable: Analyzer = {
       });
     }
 
+    // A claim that is bound but whose volume cannot be reached from any node that fits (a zonal disk
+    // after a node-pool change, a local PV whose node is gone): the claim is the faulty object.
+    if ((reason === 'volume_node_affinity' || reason === 'pv_unavailable') && facts.pvc === undefined) {
+      for (const v of pod.spec?.volumes ?? []) {
+        const claim = v.persistentVolumeClaim?.claimName;
+        if (!claim) continue;
+        const pvc = kube.pvcs.find((c) => c.metadata?.name === claim);
+        facts.pvc = claim;
+        if (pvc?.spec?.storageClassName) facts.storageClass = pvc.spec.storageClassName;
+        if (pvc?.spec?.volumeName) facts.volume = pvc.spec.volumeName;
+        supporting.push({
+          kind: 'object',
+          summary: `PVC ${claim}: ${pvc?.status?.phase ?? 'unknown'}${pvc?.spec?.volumeName ? ` to volume ${pvc.spec.volumeName}` : ''}, StorageClass ${pvc?.spec?.storageClassName ?? '(default)'}: the scheduler finds no node that can reach that volume`,
+          citation: objectCitation('PersistentVolumeClaim', t.namespace, claim, 'spec.volumeName'),
+        });
+        break;
+      }
+    }
+    // Storage faults are localised to the storage object (docs/fault-families.md): the StorageClass when
+    // it is missing, else the claim; the workload that cannot start is the first of the affected.
+    const storageRef: ComponentRef | undefined = STORAGE_REASONS.has(reason) && typeof facts.pvc === 'string'
+      ? storageClassMissing && typeof facts.storageClass === 'string'
+        ? { kind: 'StorageClass', name: facts.storageClass }
+        : { kind: 'PersistentVolumeClaim', namespace: t.namespace, name: facts.pvc }
+      : undefined;
     const serving = kube.pods.filter((p) => p.status?.phase === 'Running' && (p.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True')).length;
     const desired = (kube.workload.spec as { replicas?: number } | undefined)?.replicas;
     const reasonText = primary ? `${primary.nodes === parsed?.total ? 'every node' : `${primary.nodes} of ${parsed?.total} nodes`}: ${primary.text}` : message || 'no scheduler message';
@@ -411,8 +439,8 @@ export const unschedulable: Analyzer = {
         title:
           reason === 'pvc_unbound'
             ? `${t.name} pods Pending: PVC ${facts.pvc ?? ''} unbound${storageClassMissing ? ` (StorageClass ${facts.storageClass} missing)` : ''}`
-            : `${t.name} pods Pending: ${reason.replace(/_/g, ' ')}${facts.requestedCpu && reason === 'insufficient_cpu' ? ` (requests cpu ${facts.requestedCpu})` : ''}`,
-        component,
+            : `${t.name} pods Pending: ${reason.replace(/_/g, ' ')}${facts.requestedCpu && reason === 'insufficient_cpu' ? ` (requests cpu ${facts.requestedCpu})` : ''}${storageRef?.kind === 'PersistentVolumeClaim' ? ` (PVC ${storageRef.name})` : ''}`,
+        component: storageRef ?? component,
         mechanism:
           `${pending.length} pod(s) of ${t.kind.toLowerCase()}/${t.name} are Pending unscheduled${since ? ` since ${clockTime(since)} (${relativeToOnset(since, onset)})` : ''}; ` +
           `the scheduler says ${parsed ? `0 of ${parsed.total} nodes fit (${reasonText})` : `"${message}"`}` +
@@ -424,7 +452,7 @@ export const unschedulable: Analyzer = {
           (storageClassMissing ? ` Fix: create StorageClass \`${facts.storageClass}\` (e.g. a copy of an existing class under that name); ${t.kind === 'StatefulSet' ? 'volumeClaimTemplates are immutable, so moving to another class means recreating the StatefulSet with --cascade=orphan' : 'or point the claim at an existing class'}.` : '') +
           (evicted.length > 0 ? ` These pods replace ${evicted.length} evicted pod(s); see the node-pressure finding.` : ''),
         scope,
-        affected,
+        affected: storageRef ? [component, ...affected.filter((a) => !(a.kind === component.kind && a.name === component.name && a.namespace === component.namespace))] : affected,
         facts,
         supporting,
         refuting,

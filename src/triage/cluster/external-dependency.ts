@@ -75,9 +75,10 @@ export const externalDependency: ClusterAnalyzer = {
       const component = declaredBy(input, host);
       const callers = [...new Map(hs.map((h) => [nodeId(h.workload), h.workload])).values()];
       const first = hs.map((h) => h.first).filter((d): d is Date => !!d).sort((a, b) => a.getTime() - b.getTime())[0];
-      const pattern = clip(hs[0]!.template.replace(/<\*>/g, '…'), 160);
+      const pattern = errorPhrase(hs[0]!.example) ?? errorPhrase(hs[0]!.template) ?? clip(hs[0]!.template.replace(/<\*>/g, '…'), 160);
       const supporting: Evidence[] = hs.slice(0, 3).map((h) => logEvidence(h, `${h.workload.name} → ${host}`));
       if (component.kind === 'ServiceEntry') supporting.push({ kind: 'object', summary: `ServiceEntry ${component.namespace}/${component.name} declares ${host} as an external host`, citation: objectCitation('ServiceEntry', component.namespace, component.name, 'spec.hosts') });
+      if (component.kind === 'Service') supporting.push({ kind: 'object', summary: `Service ${component.namespace}/${component.name} is an ExternalName for ${host}: the callers reach it through the cluster's DNS, the server is outside`, citation: objectCitation('Service', component.namespace, component.name, 'spec.externalName') });
       out.push({
         key: `external-dependency:${component.namespace ?? ''}/${component.kind}/${component.name}`,
         analyzer: 'external-dependency',
@@ -97,6 +98,17 @@ export const externalDependency: ClusterAnalyzer = {
     return out;
   },
 };
+
+/**
+ * The error itself, out of a client's log line: Go's `context deadline exceeded (Client.Timeout …)`,
+ * `i/o timeout`, `connection refused`, a TLS handshake timeout, a reset, a 5xx status — what an SRE
+ * quotes, rather than the whole line with its timestamps and partitions.
+ */
+const ERROR_PHRASE = /context deadline exceeded(?: \(Client\.Timeout exceeded while awaiting headers\))?|i\/o timeout|connection refused|connection reset by peer|TLS handshake timeout|no such host|(?:Read|Connect|Socket)TimeoutException[^"\n]{0,80}|timed out after \S+|certificate (?:has expired|is not valid)[^"\n]{0,60}|\b(?:502|503|504) (?:Bad Gateway|Service Unavailable|Gateway Timeout)/i;
+
+export function errorPhrase(line: string): string | undefined {
+  return ERROR_PHRASE.exec(line)?.[0];
+}
 
 /** The object that declares an external host: a ServiceEntry, an ExternalName Service, else the host itself. */
 function declaredBy(input: ClusterTriageInput, host: string): ComponentRef {

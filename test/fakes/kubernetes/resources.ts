@@ -86,7 +86,18 @@ export function apiVersionOf(type: Pick<ResourceType, 'group' | 'version'>): str
   return type.group ? `${type.group}/${type.version}` : type.version;
 }
 
+/**
+ * CRDs whose plural is not the English one (their CRD's `spec.names.plural`): Chaos Mesh names every
+ * experiment kind's plural as the lowercased kind (`networkchaos`, not `networkchaoses`).
+ */
+const CRD_PLURALS: Record<string, string> = {
+  PodChaos: 'podchaos', NetworkChaos: 'networkchaos', StressChaos: 'stresschaos', IOChaos: 'iochaos', DNSChaos: 'dnschaos',
+  TimeChaos: 'timechaos', HTTPChaos: 'httpchaos', KernelChaos: 'kernelchaos', JVMChaos: 'jvmchaos', AWSChaos: 'awschaos',
+  GCPChaos: 'gcpchaos', PhysicalMachineChaos: 'physicalmachinechaos', BlockChaos: 'blockchaos',
+};
+
 function guessPlural(kind: string): string {
+  if (CRD_PLURALS[kind]) return CRD_PLURALS[kind];
   const lower = kind.toLowerCase();
   if (/(s|x|z|ch|sh)$/.test(lower)) return `${lower}es`;
   if (/[^aeiou]y$/.test(lower)) return `${lower.slice(0, -1)}ies`;

@@ -107,6 +107,7 @@ export async function startFakeKube(options: FakeKubeOptions): Promise<FakeKube>
   const registry = new ResourceRegistry();
   const store = new ObjectStore(registry);
   for (const obj of options.objects) store.seed(obj as KubeObject);
+  store.linkOwners();
   const logs: WorldLogs = { ...(options.logs ?? {}) };
   const book = new IdentityBook(options.identities);
   const now = options.now ?? (() => new Date());

@@ -63,6 +63,22 @@ export class ObjectStore {
     this.objects.set(key(type, obj.metadata.namespace, obj.metadata.name), obj);
   }
 
+  /**
+   * The API server never serves an owner reference without its uid; a world written by hand often
+   * leaves it out. Fill each missing one from the owner object the world holds (same namespace, or
+   * cluster-scoped), so owner matching by uid works as on a real cluster.
+   */
+  linkOwners(): void {
+    for (const obj of this.objects.values()) {
+      for (const ref of (obj.metadata as { ownerReferences?: { apiVersion?: string; kind?: string; name?: string; uid?: string }[] }).ownerReferences ?? []) {
+        if (ref.uid || !ref.kind || !ref.name) continue;
+        const type = this.registry.byKind(splitApiVersion(ref.apiVersion ?? 'v1').group, ref.kind);
+        const owner = type ? this.objects.get(key(type, type.namespaced ? obj.metadata.namespace : undefined, ref.name)) : undefined;
+        if (owner?.metadata.uid) ref.uid = owner.metadata.uid;
+      }
+    }
+  }
+
   typeOf(obj: Pick<KubeObject, 'apiVersion' | 'kind'>): ResourceType | undefined {
     return this.registry.byKind(splitApiVersion(obj.apiVersion).group, obj.kind);
   }

@@ -1,0 +1,77 @@
+/**
+ * A data store whose own exporter says it is slow, with nothing in its log (a Redis fsync stall logs
+ * nothing): database-degraded reads the `store_*` series; a cache that only evicts is not "degraded"
+ * for its callers, and a series that left its baseline long before the onset is background.
+ */
+import { describe, expect, it } from 'vitest';
+import type { KubeEvidence } from '../../src/evidence/kubernetes/gather.js';
+import { emptySurroundings } from '../../src/evidence/kubernetes/surroundings.js';
+import type { MetricSummary } from '../../src/evidence/prometheus/types.js';
+import type { TriageInput } from '../../src/triage/analyzer.js';
+import { databaseDegraded } from '../../src/triage/analyzers/database-degraded.js';
+import { errorPhrase } from '../../src/triage/cluster/external-dependency.js';
+
+const ONSET = new Date('2026-03-01T12:00:00Z');
+const at = (min: number) => new Date(ONSET.getTime() + min * 60_000);
+
+const kube: KubeEvidence = {
+  ...emptySurroundings(),
+  onset: ONSET,
+  target: { kind: 'StatefulSet', namespace: 'cache', name: 'sessions-redis' },
+  workload: { kind: 'StatefulSet', metadata: { name: 'sessions-redis' }, spec: { template: { spec: { containers: [{ name: 'redis', image: 'redis:7.2' }] } } } } as never,
+  replicaSets: [],
+  pods: [],
+  services: [{ service: { metadata: { name: 'sessions-redis' } } }],
+  events: [],
+  related: [],
+  dependents: [],
+  unhealthyPods: [],
+  warningEvents: [],
+  gaps: [],
+  server: 'https://k8s.test',
+  containerLogs: [],
+};
+
+function series(id: string, startMin: number, before: number, after: number, unit = 'seconds'): MetricSummary {
+  return {
+    id,
+    title: id,
+    unit,
+    badWhen: 'high',
+    query: `q-${id}`,
+    range: { from: at(-60), to: ONSET },
+    stepSeconds: 15,
+    status: 'success',
+    series: [{ metric: {}, points: 240, nonFinite: 0, from: at(-60), to: ONSET, first: before, last: after, min: before, max: after, mean: after / 2, baseline: { median: before, mad: before / 10 }, changePoints: [{ at: at(startMin), before, after }], deviationStart: at(startMin), deviationDirection: 'up' }],
+    citation: { source: 'prometheus', ref: `q-${id}` },
+  };
+}
+
+const input = (summaries: MetricSummary[]): TriageInput => ({ alert: { labels: {}, labelValues: [] } as never, onset: ONSET, kube, changes: [], metrics: { summaries } });
+
+describe('database-degraded from the store\'s own exporter', () => {
+  it('blames the store whose server-side latency left its baseline at the onset, its log quiet', () => {
+    const [f] = databaseDegraded.analyze(input([series('store_latency', -16, 0.000045, 0.061)]));
+    expect(f).toMatchObject({ status: 'supported', component: { kind: 'StatefulSet', namespace: 'cache', name: 'sessions-redis' }, facts: { database: 'sessions-redis', metric: 'slow_queries' } });
+    expect(f!.supporting[0]!.citation.ref).toBe('q-store_latency');
+  });
+
+  it('does not call a cache that evicts "degraded", nor a store series that moved long before the onset', () => {
+    expect(databaseDegraded.analyze(input([series('store_evictions', -10, 0.2, 40, 'keys/s'), series('store_memory_ratio', -10, 0.6, 0.99, 'ratio')]))).toEqual([]);
+    expect(databaseDegraded.analyze(input([series('store_latency', -55, 0.000045, 0.061)]))).toEqual([]);
+  });
+});
+
+describe('the error an external call fails with', () => {
+  it.each([
+    ['time=2026-03-01T11:40:00Z level=error msg="send failed" err="Post \\"https://api.twilio.com/2010-04-01/Messages.json\\": context deadline exceeded (Client.Timeout exceeded while awaiting headers)"', 'context deadline exceeded (Client.Timeout exceeded while awaiting headers)'],
+    ['dial tcp 52.1.2.3:443: i/o timeout', 'i/o timeout'],
+    ['java.net.SocketTimeoutException: Read timed out', 'SocketTimeoutException: Read timed out'],
+    ['upstream answered 503 Service Unavailable', '503 Service Unavailable'],
+  ])('%s', (line, phrase) => {
+    expect(errorPhrase(line)).toBe(phrase);
+  });
+  it('has none for a line without a known error', () => {
+    expect(errorPhrase('level=info msg="sent" provider=twilio')).toBeUndefined();
+  });
+});
