@@ -156,7 +156,7 @@ class KubeExecutor implements ApprovedExecutor {
     private readonly approvalOrUndefined: Approval | undefined,
   ) {
     // Timed: a hung API server must not hold an approved change for ever (a write without an answer is 'uncertain').
-    this.apis = { apps: makeTimedApiClient(kc, k8s.AppsV1Api, DEFAULT_KUBE_TIMEOUT_MS), batch: makeTimedApiClient(kc, k8s.BatchV1Api, DEFAULT_KUBE_TIMEOUT_MS), core: makeTimedApiClient(kc, k8s.CoreV1Api, DEFAULT_KUBE_TIMEOUT_MS) };
+    this.apis = { apps: makeTimedApiClient(kc, k8s.AppsV1Api, DEFAULT_KUBE_TIMEOUT_MS), batch: makeTimedApiClient(kc, k8s.BatchV1Api, DEFAULT_KUBE_TIMEOUT_MS), core: makeTimedApiClient(kc, k8s.CoreV1Api, DEFAULT_KUBE_TIMEOUT_MS), custom: makeTimedApiClient(kc, k8s.CustomObjectsApi, DEFAULT_KUBE_TIMEOUT_MS) };
     this.authz = makeTimedApiClient(kc, k8s.AuthorizationV1Api, DEFAULT_KUBE_TIMEOUT_MS);
     this.annotation = changeAnnotation(incidentId, approvalOrUndefined);
   }

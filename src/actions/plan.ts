@@ -6,6 +6,7 @@
 import type { ComponentRef } from '../evidence/types.js';
 import type { MitigationProposal } from '../triage/types.js';
 import { diffObjects } from './diff.js';
+import { KIND_INFO, isObjectKind, type ObjectKind } from './objects/kinds.js';
 import { guessEnvironment, scoreRisk } from './risk.js';
 import type { ActionDefinition, ActionDraft, DryRunResult, ObjectRef, Plan, PlanContext, PreCheck, SuccessCriterion, TargetKind } from './types.js';
 
@@ -13,7 +14,10 @@ export class InvalidProposalError extends Error {
   override readonly name = 'InvalidProposalError';
 }
 
-const KINDS: TargetKind[] = ['Deployment', 'StatefulSet', 'CronJob', 'Pod', 'ConfigMap'];
+const KINDS: TargetKind[] = ['Deployment', 'StatefulSet', 'CronJob', 'Pod', 'ConfigMap', ...(Object.keys(KIND_INFO) as ObjectKind[])];
+
+/** Cluster-scoped kinds (a Node): the ObjectRef's namespace is the incident's, which the policy judges by, not the object's. */
+const clusterScoped = (kind: string): boolean => isObjectKind(kind) && !KIND_INFO[kind].namespaced;
 
 /** `deployment`/`Deployment` + namespace → ObjectRef, if the action accepts that kind. */
 export function toObjectRef(target: ComponentRef, allowed: TargetKind[]): ObjectRef {
@@ -29,7 +33,9 @@ export function windowOf(ctx: PlanContext): number {
 }
 
 const same = (a: ComponentRef, b: ComponentRef): boolean =>
-  a.kind.toLowerCase() === b.kind.toLowerCase() && (a.namespace ?? '') === (b.namespace ?? '') && a.name === b.name;
+  a.kind.toLowerCase() === b.kind.toLowerCase() && (clusterScoped(catalogKind(a.kind)) || (a.namespace ?? '') === (b.namespace ?? '')) && a.name === b.name;
+/** The catalog's spelling of a kind (`node` → `Node`). */
+const catalogKind = (kind: string): string => KINDS.find((k) => k.toLowerCase() === kind.toLowerCase()) ?? kind;
 const label = (c: ComponentRef): string => `${c.kind.toLowerCase()}/${c.name}${c.namespace ? ` in ${c.namespace}` : ''}`;
 
 async function diagnosisCheck(ctx: PlanContext, draft: ActionDraft, proposal: MitigationProposal): Promise<PreCheck> {
@@ -49,6 +55,24 @@ async function diagnosisCheck(ctx: PlanContext, draft: ActionDraft, proposal: Mi
     }
     if (same(workload, diagnosed)) return { name, status: 'pass', detail: `pod ${draft.target.name} belongs to the diagnosed ${label(diagnosed)}` };
   }
+  // A node that runs (or evicted) pods of the diagnosed workload (node-pressure localises to the workload it hurts).
+  if (draft.target.kind === 'Node' && diagnosed.namespace) {
+    const pods = await ctx.reader.podsOnNode(draft.target.name).catch(() => undefined);
+    for (const pod of (pods?.pods ?? []).filter((p) => p.metadata?.namespace === diagnosed.namespace)) {
+      const o = pod.metadata?.ownerReferences?.find((r) => r.controller);
+      if (!o) continue;
+      let w: ComponentRef = { kind: o.kind, namespace: diagnosed.namespace, name: o.name };
+      if (o.kind === 'ReplicaSet') {
+        const top = (await ctx.reader.getReplicaSet(diagnosed.namespace, o.name))?.metadata?.ownerReferences?.find((r) => r.controller);
+        if (top) w = { kind: top.kind, namespace: diagnosed.namespace, name: top.name };
+      }
+      if (same(w, diagnosed)) return { name, status: 'pass', detail: `${label(draft.target)} runs (or evicted) pod ${pod.metadata?.name} of the diagnosed ${label(diagnosed)}` };
+    }
+  }
+  // The HPA that scales the diagnosed workload (hpa-at-max localises to the workload it pins).
+  const scaled = draft.before?.spec?.['scaleTargetRef'] as { kind?: string; name?: string } | undefined;
+  if (draft.target.kind === 'HorizontalPodAutoscaler' && scaled?.kind && scaled.name && same({ kind: scaled.kind, namespace: draft.target.namespace, name: scaled.name }, diagnosed))
+    return { name, status: 'pass', detail: `${label(draft.target)} scales the diagnosed ${label(diagnosed)}` };
   return { name, status: 'fail', detail: `the diagnosis is about ${label(diagnosed)}, not ${label(draft.target)}` };
 }
 
@@ -56,7 +80,7 @@ async function accessChecks(ctx: PlanContext, draft: ActionDraft): Promise<PreCh
   if (!ctx.executor) return [];
   const out: PreCheck[] = [];
   for (const a of draft.access) {
-    const what = `${a.verb} ${a.resource}${a.subresource ? `/${a.subresource}` : ''} in ${a.namespace}`;
+    const what = `${a.verb} ${a.resource}${a.subresource ? `/${a.subresource}` : ''} ${a.namespace ? `in ${a.namespace}` : 'cluster-wide'}`;
     try {
       const allowed = await ctx.executor.canI(a);
       out.push({ name: `executor may ${what}`, status: allowed ? 'pass' : 'fail', detail: `${ctx.executor.identity.user} ${allowed ? 'may' : 'may not'} ${what}` });
@@ -99,11 +123,15 @@ export async function buildPlan(action: Pick<ActionDefinition, 'name' | 'params'
   const draft = await action.draft(ctx, proposal.target, parsed.data);
 
   const preChecks: PreCheck[] = [
-    draft.before
-      ? { name: 'target exists', status: 'pass', detail: `${label(draft.target)} (uid ${draft.before.metadata?.uid ?? '?'}, resourceVersion ${draft.before.metadata?.resourceVersion ?? '?'})` }
-      : { name: 'target exists', status: 'fail', detail: `${label(draft.target)} was not found` },
+    draft.absent
+      ? draft.before
+        ? { name: 'target does not exist', status: 'fail', detail: `${label(draft.target)} exists (uid ${draft.before.metadata?.uid ?? '?'}): nothing to re-create` }
+        : { name: 'target does not exist', status: 'pass', detail: `${label(draft.target)} is not there: it can be created` }
+      : draft.before
+        ? { name: 'target exists', status: 'pass', detail: `${label(draft.target)} (uid ${draft.before.metadata?.uid ?? '?'}, resourceVersion ${draft.before.metadata?.resourceVersion ?? '?'})` }
+        : { name: 'target exists', status: 'fail', detail: `${label(draft.target)} was not found` },
   ];
-  if (draft.before) preChecks.push(await diagnosisCheck(ctx, draft, proposal), ...draft.checks, ...(await accessChecks(ctx, draft)));
+  if (draft.absent ? !draft.before : draft.before) preChecks.push(await diagnosisCheck(ctx, draft, proposal), ...draft.checks, ...(await accessChecks(ctx, draft)));
   const dry = await dryRun(ctx, draft);
 
   const within = windowOf(ctx);

@@ -3,6 +3,7 @@
  * writes never do. 404 reads as undefined so "target exists" is a plain check.
  */
 import * as k8s from '@kubernetes/client-node';
+import { KIND_INFO, isObjectKind } from './objects/kinds.js';
 import type { KubeObject, ObjectRef } from './types.js';
 import { DEFAULT_KUBE_TIMEOUT_MS, makeTimedApiClient } from '../evidence/kubernetes/client.js';
 
@@ -10,12 +11,14 @@ export class TargetReader {
   private readonly apps: k8s.AppsV1Api;
   private readonly batch: k8s.BatchV1Api;
   private readonly core: k8s.CoreV1Api;
+  private readonly custom: k8s.CustomObjectsApi;
 
   /** `kc` is the reader's KubeConfig (e.g. `KubeReader.kc`). */
   constructor(kc: k8s.KubeConfig) {
     this.apps = makeTimedApiClient(kc, k8s.AppsV1Api, DEFAULT_KUBE_TIMEOUT_MS);
     this.batch = makeTimedApiClient(kc, k8s.BatchV1Api, DEFAULT_KUBE_TIMEOUT_MS);
     this.core = makeTimedApiClient(kc, k8s.CoreV1Api, DEFAULT_KUBE_TIMEOUT_MS);
+    this.custom = makeTimedApiClient(kc, k8s.CustomObjectsApi, DEFAULT_KUBE_TIMEOUT_MS);
   }
 
   async get(ref: ObjectRef): Promise<KubeObject | undefined> {
@@ -32,8 +35,28 @@ export class TargetReader {
           return this.core.readNamespacedPod(p);
         case 'ConfigMap':
           return this.core.readNamespacedConfigMap(p);
+        case 'Service':
+          return this.core.readNamespacedService(p);
+        case 'Node':
+          return this.core.readNode({ name: ref.name });
+        default: {
+          // Ingress, NetworkPolicy, HPA, Istio and chaos objects: one path for every /apis group.
+          if (!isObjectKind(ref.kind)) throw new Error(`${ref.kind} ${ref.name} is not a Kubernetes object`);
+          const k = KIND_INFO[ref.kind];
+          return this.custom.getNamespacedCustomObject({ group: k.group, version: k.version, namespace: ref.namespace, plural: k.plural, name: ref.name }) as Promise<KubeObject>;
+        }
       }
     });
+  }
+
+  async listNodes(): Promise<KubeObject[]> {
+    return (await this.core.listNode({ limit: 1000 })).items.map(toJson);
+  }
+
+  /** Pods scheduled on a node, all namespaces (a cordon's blast radius). `complete` is false when the list was cut. */
+  async podsOnNode(node: string): Promise<{ pods: KubeObject[]; complete: boolean }> {
+    const list = await this.core.listPodForAllNamespaces({ fieldSelector: `spec.nodeName=${node}`, limit: 1000 });
+    return { pods: list.items.map(toJson), complete: !list.metadata?._continue };
   }
 
   /**

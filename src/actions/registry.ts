@@ -6,6 +6,10 @@ import type { MitigationProposal } from '../triage/types.js';
 import { deletePod } from './catalog/delete-pod.js';
 import { executeFlipFlag, planFlipFlag } from './catalog/flip-flag.js';
 import { restoreConfig } from './catalog/restore-config.js';
+import { restoreObject } from './catalog/restore-object.js';
+import { cordonNode } from './catalog/cordon-node.js';
+import { pauseChaos } from './catalog/pause-chaos.js';
+import { deleteNetworkPolicy } from './catalog/delete-network-policy.js';
 import { executeRevertPr, planRevertPr } from './catalog/revert-pr.js';
 import { rolloutRestart } from './catalog/rollout-restart.js';
 import { rolloutUndo } from './catalog/rollout-undo.js';
@@ -29,6 +33,10 @@ export const ACTIONS = {
   suspend_cronjob: suspendCronJob,
   delete_pod: deletePod,
   restore_config: restoreConfig,
+  restore_object: restoreObject,
+  cordon_node: cordonNode,
+  pause_chaos: pauseChaos,
+  delete_network_policy: deleteNetworkPolicy,
 } as const satisfies Record<string, ActionDefinition>;
 
 export type ActionName = keyof typeof ACTIONS;

@@ -4,12 +4,15 @@
  * call; `dryRun: 'All'` is the only valid dry-run value; errors are `ApiException` with `.code` and `.body`.
  */
 import * as k8s from '@kubernetes/client-node';
+import { KIND_INFO, isObjectKind } from './objects/kinds.js';
 import type { KubeWrite, WriteOutcome } from './types.js';
 
 export interface WriteApis {
   apps: k8s.AppsV1Api;
   batch: k8s.BatchV1Api;
   core: k8s.CoreV1Api;
+  /** Every `/apis` kind beyond apps and batch (Ingress, NetworkPolicy, HPA, Istio, chaos experiments). */
+  custom?: k8s.CustomObjectsApi;
 }
 
 export interface SendOptions {
@@ -21,9 +24,11 @@ export interface SendOptions {
 
 /** `PATCH deployments/checkout/scale in shop` */
 export function describeWrite(w: KubeWrite): string {
-  const plural = `${w.target.kind.toLowerCase()}s`;
+  const info = isObjectKind(w.target.kind) ? KIND_INFO[w.target.kind] : undefined;
+  const plural = info?.plural ?? `${w.target.kind.toLowerCase()}s`;
   const sub = w.op === 'patch' && w.subresource ? `/${w.subresource}` : '';
-  return `${w.op === 'patch' ? 'PATCH' : 'DELETE'} ${plural}/${w.target.name}${sub} in ${w.target.namespace}`;
+  // A Node is cluster-scoped: its ObjectRef's namespace is the incident's (for the policy), not the object's.
+  return `${w.op === 'patch' ? 'PATCH' : w.op === 'create' ? 'CREATE' : 'DELETE'} ${plural}/${w.target.name}${sub}${info && !info.namespaced ? '' : ` in ${w.target.namespace}`}`;
 }
 
 function options(w: KubeWrite, headers: Record<string, string>): k8s.ConfigurationOptions {
@@ -37,9 +42,20 @@ async function call(apis: WriteApis, w: KubeWrite, o: SendOptions): Promise<unkn
   const { namespace, name } = w.target;
   const dryRun = o.dryRun ? 'All' : undefined;
   const opts = options(w, o.headers);
+  if (w.op === 'create') {
+    if (w.target.kind !== 'NetworkPolicy' || !apis.custom) throw new Error(`create of ${w.target.kind} is not in the catalog`);
+    const k = KIND_INFO.NetworkPolicy;
+    return apis.custom.createNamespacedCustomObject({ group: k.group, version: k.version, namespace, plural: k.plural, body: w.body, dryRun, fieldManager: o.fieldManager }, opts);
+  }
   if (w.op === 'delete') {
+    const body = w.uid ? { body: { preconditions: { uid: w.uid } } } : {};
+    if (w.target.kind === 'NetworkPolicy') {
+      const k = KIND_INFO.NetworkPolicy;
+      if (!apis.custom) throw new Error('no API client for networking.k8s.io');
+      return apis.custom.deleteNamespacedCustomObject({ group: k.group, version: k.version, namespace, plural: k.plural, name, dryRun, ...body }, opts);
+    }
     if (w.target.kind !== 'Pod') throw new Error(`delete of ${w.target.kind} is not in the catalog`);
-    return apis.core.deleteNamespacedPod({ namespace, name, dryRun, ...(w.uid ? { body: { preconditions: { uid: w.uid } } } : {}) }, opts);
+    return apis.core.deleteNamespacedPod({ namespace, name, dryRun, ...body }, opts);
   }
   const p = { namespace, name, body: w.body, dryRun, fieldManager: o.fieldManager };
   switch (w.target.kind) {
@@ -53,6 +69,16 @@ async function call(apis: WriteApis, w: KubeWrite, o: SendOptions): Promise<unkn
       return apis.core.patchNamespacedPod(p, opts);
     case 'ConfigMap':
       return apis.core.patchNamespacedConfigMap(p, opts);
+    case 'Service':
+      return apis.core.patchNamespacedService(p, opts);
+    case 'Node':
+      return apis.core.patchNode({ name, body: w.body, dryRun, fieldManager: o.fieldManager }, opts);
+    default: {
+      if (!isObjectKind(w.target.kind)) throw new Error(`${w.target.kind} ${name} is not a Kubernetes object`);
+      if (!apis.custom) throw new Error(`no API client for ${KIND_INFO[w.target.kind].group}`);
+      const k = KIND_INFO[w.target.kind];
+      return apis.custom.patchNamespacedCustomObject({ group: k.group, version: k.version, plural: k.plural, ...p }, opts);
+    }
   }
 }
 

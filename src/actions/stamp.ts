@@ -32,6 +32,11 @@ function annotationPatch(write: KubeWrite, text: string): KubeWrite {
  */
 export function stampWrite(write: KubeWrite, text: string): KubeWrite[] {
   if (write.op === 'delete') return [annotationPatch(write, text), write];
+  if (write.op === 'create') {
+    const body = structuredClone(write.body);
+    body.metadata = { ...body.metadata, annotations: { ...body.metadata?.annotations, [CHANGE_ANNOTATION]: text } };
+    return [{ ...write, body }];
+  }
   if (write.subresource === 'scale') return [write, annotationPatch(write, text)];
   if (write.patchType === 'merge') {
     const body = structuredClone(write.body) as { metadata?: { annotations?: Record<string, string> } };

@@ -9,6 +9,7 @@ import type { MitigationProposal } from '../triage/types.js';
 import type { ApprovedExecutor, DryRunExecutor, ExecutorIdentityInfo } from './executor.js';
 import type { Redactor } from '../redact/index.js';
 import type { ExternalChange, ExternalProviders } from './external/types.js';
+import type { ObjectKind } from './objects/kinds.js';
 import type { TargetReader } from './reader.js';
 import type { Environment, RiskKind, RiskScore } from './risk.js';
 
@@ -18,7 +19,7 @@ import type { Environment, RiskKind, RiskScore } from './risk.js';
  * scope, environments and per-target limits apply to them as to any workload. A ConfigMap is not a
  * workload: the policy judges it by the workloads that read it (`ContentRestore.readers`).
  */
-export type TargetKind = 'Deployment' | 'StatefulSet' | 'CronJob' | 'Pod' | 'ConfigMap' | 'FeatureFlag' | 'PullRequest';
+export type TargetKind = 'Deployment' | 'StatefulSet' | 'CronJob' | 'Pod' | 'ConfigMap' | ObjectKind | 'FeatureFlag' | 'PullRequest';
 
 export interface ObjectRef {
   kind: TargetKind;
@@ -42,7 +43,9 @@ export type KubeWrite =
       hasAnnotations?: boolean;
       purpose: string;
     }
-  | { op: 'delete'; target: ObjectRef; /** Delete only this incarnation of the object. */ uid?: string; purpose: string };
+  | { op: 'delete'; target: ObjectRef; /** Delete only this incarnation of the object. */ uid?: string; purpose: string }
+  /** Creates the object (the undo of `delete_network_policy`); the change annotation goes into its body. */
+  | { op: 'create'; target: ObjectRef; body: KubeObject; purpose: string };
 
 /** One changed field, for the card: `spec.replicas: 0 → 3`. Values are JSON-ish; env values are masked. */
 export interface FieldChange {
@@ -88,6 +91,16 @@ export type SuccessCriterion = (
   | { kind: 'revert_pr_open'; repo: string; number: number; /** Carried in a Vigil revert's body. */ marker: string; /** GitHub's revert title (one opened by hand). */ title?: string }
   /** The ConfigMap's content digest (see actions/config/content.ts) equals the restored content's. */
   | { kind: 'config_content'; target: ObjectRef; digest: string }
+  /** The restored spec fields' digest (see actions/objects/fields.ts) equals the restored fields'. */
+  | { kind: 'object_fields'; target: ObjectRef; digest: string }
+  /** The Node's `spec.unschedulable` is this (cordoned: true). */
+  | { kind: 'node_unschedulable'; target: ObjectRef; unschedulable: boolean }
+  /** The object is gone (no object, or another incarnation: a different uid). */
+  | { kind: 'object_deleted'; target: ObjectRef; uid: string }
+  /** The object exists again (re-created by the undo of a delete). */
+  | { kind: 'object_exists'; target: ObjectRef }
+  /** The chaos experiment is paused (Chaos Mesh annotation, Litmus engineState stop) or running again. */
+  | { kind: 'chaos_paused'; target: ObjectRef; paused: boolean }
   | ({ kind: 'metric' } & MetricCriterion)
 ) & { description: string; withinSeconds: number };
 
@@ -152,8 +165,9 @@ export interface ConfigReader {
   /**
    * `env` (`envFrom`, `valueFrom.configMapKeyRef`) and `subPath` mounts see new content only in new
    * pods; `volume` mounts get it from the kubelet within about a minute, if the process re-reads it.
+   * `selected` (restore_object): its pods are the ones the restored object selects, routes to, or scales.
    */
-  via: ('env' | 'volume' | 'subPath')[];
+  via: ('env' | 'volume' | 'subPath' | 'selected')[];
   /** Pods it runs (desired replicas; a CronJob's 0: its next run reads the new content). */
   pods: number;
 }
@@ -235,11 +249,13 @@ export interface ActionDraft {
   content?: ContentRestore;
   notes?: string[];
   followUps?: MitigationProposal[];
+  /** The write creates the target: the pre-check is that it does not exist (yet). */
+  absent?: boolean;
   /** Risk inputs the action knows best. */
   riskKind: RiskKind;
   podsDisrupted: number;
   /** What `podsDisrupted` counts: pods stopped or replaced (default), or pods that read the changed content. */
-  blastRadius?: 'replaced' | 'reading';
+  blastRadius?: 'replaced' | 'reading' | 'routed' | 'on-node';
   reversible: 'yes' | 'partial' | 'no';
   /** Permissions the writes need, checked with a SelfSubjectAccessReview as the executor. */
   access: AccessCheck[];

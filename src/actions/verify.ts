@@ -3,6 +3,9 @@
  * or the window ends. On failure the plan's rollback proposal is returned for approval, never executed.
  */
 import { contentDigest, contentOf, shortDigest } from './config/content.js';
+import { fieldsDigest, fieldsOf } from './objects/fields.js';
+import { chaosPaused } from './objects/chaos.js';
+import { isChaosKind, RESTORABLE_KINDS, type RestorableKind } from './objects/kinds.js';
 import type { TargetReader } from './reader.js';
 import type { CriterionCheck, KubeObject, Plan, SuccessCriterion, VerificationResult, VerifyOptions } from './types.js';
 
@@ -41,6 +44,21 @@ export function observeConfigMap(obj: KubeObject | undefined): Record<string, un
   const content = contentOf(obj);
   if (typeof content === 'string') return { exists: true, content };
   return { exists: true, keys: [...Object.keys(content.data), ...Object.keys(content.binaryData).map((k) => `binaryData.${k}`)].sort(), content: shortDigest(contentDigest(obj.metadata?.uid ?? '', content)) };
+}
+
+const isRestorable = (kind: string): kind is RestorableKind => (RESTORABLE_KINDS as readonly string[]).includes(kind);
+
+/** A Service, Ingress, NetworkPolicy, HPA, mesh object, Node or chaos experiment as the card prints it: the state the action changed. */
+export function observeObject(obj: KubeObject | undefined): Record<string, unknown> {
+  if (!obj) return { exists: false };
+  const kind = obj.kind ?? '';
+  if (isRestorable(kind)) {
+    const f = fieldsOf(kind, obj);
+    return { exists: true, generation: obj.metadata?.generation, ...(typeof f === 'string' ? { fields: f } : { fields: shortDigest(fieldsDigest(kind, obj.metadata?.uid ?? '', f)) }) };
+  }
+  if (kind === 'Node') return { exists: true, unschedulable: obj.spec?.['unschedulable'] === true };
+  if (isChaosKind(kind)) return { exists: true, paused: chaosPaused(obj) };
+  return observeWorkload(obj);
 }
 
 async function check(c: SuccessCriterion, reader: TargetReader, options: VerifyOptions, cache: Map<string, KubeObject | undefined>): Promise<CriterionCheck> {
@@ -108,6 +126,34 @@ async function check(c: SuccessCriterion, reader: TargetReader, options: VerifyO
       const digest = contentDigest(obj.metadata?.uid ?? '', content);
       return result(digest === c.digest, `content ${shortDigest(digest)}`);
     }
+    case 'object_fields': {
+      const obj = await get(c.target);
+      if (!obj) return result(false, 'target not found');
+      if (!isRestorable(c.target.kind)) return result(false, `${c.target.kind} has no restorable fields`);
+      const f = fieldsOf(c.target.kind, obj);
+      if (typeof f === 'string') return result(false, f);
+      const digest = fieldsDigest(c.target.kind, obj.metadata?.uid ?? '', f);
+      return result(digest === c.digest, `fields ${shortDigest(digest)}`);
+    }
+    case 'node_unschedulable': {
+      const obj = await get(c.target);
+      const u = obj?.spec?.['unschedulable'] === true;
+      return result(!!obj && u === c.unschedulable, obj ? `unschedulable ${u}` : 'target not found');
+    }
+    case 'object_deleted': {
+      const obj = await get(c.target);
+      return result(!obj || obj.metadata?.uid !== c.uid, obj ? (obj.metadata?.uid === c.uid ? 'still exists' : `re-created (uid ${obj.metadata?.uid})`) : 'deleted');
+    }
+    case 'object_exists': {
+      const obj = await get(c.target);
+      return result(!!obj, obj ? `exists (uid ${obj.metadata?.uid})` : 'not found');
+    }
+    case 'chaos_paused': {
+      const obj = await get(c.target);
+      if (!obj) return result(false, 'target not found');
+      const paused = chaosPaused(obj);
+      return result(paused === c.paused, paused ? 'paused' : 'running');
+    }
     case 'metric': {
       if (!metrics) return result(false, 'no metrics source to check this');
       const value = await metrics.value(c.query).catch(() => undefined);
@@ -136,7 +182,7 @@ export async function verifyPlan(reader: TargetReader, plan: Plan, options: Veri
       // A flag or a pull request is not an API-server object: what the checks saw is the observation.
       observed = EXTERNAL_KINDS.has(plan.target.kind)
         ? Object.fromEntries(checks.map((c) => [c.description, c.observed]))
-        : (plan.target.kind === 'ConfigMap' ? observeConfigMap : observeWorkload)(cache.has(key(plan)) ? cache.get(key(plan)) : await reader.get(plan.target));
+        : (plan.target.kind === 'ConfigMap' ? observeConfigMap : ['Deployment', 'StatefulSet', 'CronJob', 'Pod'].includes(plan.target.kind) ? observeWorkload : observeObject)(cache.has(key(plan)) ? cache.get(key(plan)) : await reader.get(plan.target));
     } catch (err) {
       // A failed read is not a verdict: keep polling until the window ends.
       checks = plan.successCriteria.map((c) => ({ description: c.description, ok: false, observed: `read failed: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}` }));

@@ -1,4 +1,5 @@
 /** Reading the parts of a workload object that the catalog actions change. */
+import { KIND_INFO } from './objects/kinds.js';
 import type { KubeObject, ObjectRef } from './types.js';
 
 export interface Container {
@@ -50,5 +51,7 @@ export function resourceOf(o: ObjectRef): { group: string; resource: string } {
     case 'FeatureFlag':
     case 'PullRequest':
       throw new Error(`${o.kind} ${o.name} is not a Kubernetes object`);
+    default:
+      return { group: KIND_INFO[o.kind].group, resource: KIND_INFO[o.kind].plural };
   }
 }

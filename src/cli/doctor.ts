@@ -45,7 +45,7 @@ export function describeAccess(a: Access): string {
 const acc = (verb: string, group: string, resource: string, subresource?: string): Access => ({ verb, group, resource, ...(subresource ? { subresource } : {}) });
 
 /** The catalog actions that write to Kubernetes (flip_flag and revert_pr do not). */
-export type KubeAction = 'scale' | 'rollout_restart' | 'rollout_undo' | 'set_image' | 'set_resources' | 'suspend_cronjob' | 'delete_pod' | 'restore_config';
+export type KubeAction = 'scale' | 'rollout_restart' | 'rollout_undo' | 'set_image' | 'set_resources' | 'suspend_cronjob' | 'delete_pod' | 'restore_config' | 'restore_object' | 'delete_network_policy' | 'pause_chaos';
 
 /**
  * What each catalog action needs, per target kind (src/actions/catalog/*.ts `access`): the action is
@@ -64,6 +64,20 @@ export const CATALOG_ACCESS: Record<KubeAction, Record<string, Access[]>> = {
   suspend_cronjob: { cronjobs: [acc('patch', 'batch', 'cronjobs')] },
   delete_pod: { pods: [acc('delete', '', 'pods'), acc('patch', '', 'pods')] },
   restore_config: { configmaps: [acc('patch', '', 'configmaps')] },
+  restore_object: {
+    services: [acc('patch', '', 'services')],
+    ingresses: [acc('patch', 'networking.k8s.io', 'ingresses')],
+    networkpolicies: [acc('patch', 'networking.k8s.io', 'networkpolicies')],
+    horizontalpodautoscalers: [acc('patch', 'autoscaling', 'horizontalpodautoscalers')],
+    virtualservices: [acc('patch', 'networking.istio.io', 'virtualservices')],
+    destinationrules: [acc('patch', 'networking.istio.io', 'destinationrules')],
+  },
+  delete_network_policy: { networkpolicies: [acc('delete', 'networking.k8s.io', 'networkpolicies'), acc('patch', 'networking.k8s.io', 'networkpolicies'), acc('create', 'networking.k8s.io', 'networkpolicies')] },
+  pause_chaos: {
+    ...Object.fromEntries(['podchaos', 'networkchaos', 'stresschaos', 'iochaos', 'dnschaos', 'timechaos', 'httpchaos', 'kernelchaos', 'jvmchaos', 'awschaos', 'gcpchaos'].map((r) => [r, [acc('patch', 'chaos-mesh.org', r)]])),
+    chaosengines: [acc('patch', 'litmuschaos.io', 'chaosengines')],
+  },
+  // cordon_node is not here: `patch nodes` is cluster-scoped (ClusterRoleBinding vigil-executor-nodes), not per namespace.
 };
 const KUBE_ACTIONS = Object.keys(CATALOG_ACCESS) as KubeAction[];
 

@@ -12,7 +12,7 @@ function isCount(n: number): boolean {
 
 /** `payments/payments-api`, plus the owning service when the target is not the workload itself. */
 function describeTarget(p: ActionProposal): string {
-  if (p.readers !== undefined) return `${p.target.namespace}/${p.target.name} (read by ${p.readers.length ? p.readers.join(', ') : 'no workload'})`;
+  if (p.readers !== undefined) return `${p.target.namespace}/${p.target.name} (${p.target.kind === 'ConfigMap' ? 'read by' : 'affecting'} ${p.readers.length ? p.readers.join(', ') : 'no workload'})`;
   const service = serviceOf(p);
   return `${p.target.namespace}/${p.target.name}${service === p.target.name ? '' : ` (service ${service})`}`;
 }

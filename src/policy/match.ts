@@ -62,14 +62,26 @@ export function scopeEntries(scope: { namespace: string; services: string[] }): 
 }
 
 /**
+ * Objects that are not workloads and are judged by the workloads behind them (`readers`, from the plan:
+ * the pods a Service or NetworkPolicy selects, an Ingress or mesh object routes to, an HPA scales), like
+ * a ConfigMap by its readers.
+ */
+const JUDGED_BY_READERS: ReadonlySet<string> = new Set(['Service', 'Ingress', 'NetworkPolicy', 'HorizontalPodAutoscaler', 'VirtualService', 'DestinationRule']);
+/** In scope when their namespace is one of the scope's: a Node (cordoned for the incident's namespace) and chaos experiments. */
+const NAMESPACE_SCOPED: ReadonlySet<string> = new Set(['Node', 'PodChaos', 'NetworkChaos', 'StressChaos', 'IOChaos', 'DNSChaos', 'TimeChaos', 'HTTPChaos', 'KernelChaos', 'JVMChaos', 'AWSChaos', 'GCPChaos', 'ChaosEngine']);
+
+/**
  * Whether the proposal's namespace and service are the incident's service or one of its dependencies.
  * A ConfigMap is in scope when every workload reading it is (and one does); before planning, when its
- * readers are not known yet, when its namespace is one of the scope's.
+ * readers are not known yet, when its namespace is one of the scope's. The same for the objects judged
+ * by the workloads behind them; a Node or a chaos experiment by its namespace.
  */
 export function inScope(proposal: ActionProposal, scope: { namespace: string; services: string[] }): boolean {
   const entries = scopeEntries(scope);
   const ns = proposal.target.namespace;
-  if (proposal.target.kind === 'ConfigMap') {
+  // A Node (its ref carries the incident's namespace) or a chaos experiment: no workload of its own.
+  if (NAMESPACE_SCOPED.has(proposal.target.kind)) return entries.some((e) => e.startsWith(`${ns}/`));
+  if (proposal.target.kind === 'ConfigMap' || JUDGED_BY_READERS.has(proposal.target.kind)) {
     if (proposal.readers === undefined) return entries.some((e) => e.startsWith(`${ns}/`));
     return proposal.readers.length > 0 && proposal.readers.every((r) => entries.includes(`${ns}/${r}`));
   }

@@ -11,6 +11,10 @@ export const ACTION_TYPES = [
   'suspend_cronjob',
   'delete_pod',
   'restore_config',
+  'restore_object',
+  'cordon_node',
+  'pause_chaos',
+  'delete_network_policy',
   'flip_flag',
   'revert_pr',
 ] as const;
@@ -110,7 +114,8 @@ export interface ActionProposal {
   service?: string;
   /**
    * For a ConfigMap target: the workloads (in its namespace) whose pods read it, from the plan. Every one
-   * of them must be in the incident's scope (restoring it changes what each of them runs with).
+   * of them must be in the incident's scope (restoring it changes what each of them runs with). For a
+   * Service, Ingress, NetworkPolicy, HPA or mesh object (`restore_object`): the workloads behind it.
    * Absent before planning, when only the namespace can be checked.
    */
   readers?: string[];

@@ -177,7 +177,7 @@ export const FAULT_FAMILIES: readonly FaultFamily[] = [
     description: 'BackoffLimitExceeded, DeadlineExceeded, a sidecar that keeps the pod alive, missed schedules: the batch work does not happen.',
     component: 'the CronJob (or the Job when it has no CronJob)',
     facts: { job: 'the failing Job', reason: '`BackoffLimitExceeded` | `DeadlineExceeded` | `not_completing` | `missed_schedules`', failedJobs: 'failed runs in a row', lastSuccessfulTime: 'the last success (ISO)', container: 'the failing container', exitCode: 'its exit code', logPattern: 'the explaining log line' },
-    fix: '`suspend_cronjob` when its runs harm others; otherwise a human fix',
+    fix: '`suspend_cronjob` when its runs harm others (runs pile up: two or more active at once); otherwise a human fix',
     sources: ['SREGym cronjob_sidecar_blocks_completion', 'public postmortems: failed nightly jobs'],
   },
   // ------------------------------------------------------------------ scheduling
@@ -217,7 +217,7 @@ export const FAULT_FAMILIES: readonly FaultFamily[] = [
     description: 'The kubelet evicts pods (MemoryPressure, DiskPressure, PIDPressure, eviction thresholds) and replacements may not fit elsewhere.',
     component: 'the Node',
     facts: { node: 'the node', condition: '`MemoryPressure` | `DiskPressure` | `PIDPressure`', conditionSince: 'since when (ISO)', evictedPods: 'pods evicted', evictedResource: '`memory` | `ephemeral-storage` | `pids`', pendingPods: 'replacements Pending' },
-    fix: 'none automatic: cordon/drain is a human call',
+    fix: '`cordon_node` so replacements stop landing on it (nothing is evicted); draining or freeing the node is a human call',
     sources: ['SREGym kubelet_eviction_threshold_misconfig, dev_shm_exhaustion', 'Litmus node-memory-hog, node-io-stress'],
   },
   {
@@ -227,7 +227,7 @@ export const FAULT_FAMILIES: readonly FaultFamily[] = [
     description: 'A node goes NotReady/Unknown (kubelet crash, network partition, drained or cordoned): its pods stop serving or are evicted.',
     component: 'the Node',
     facts: { node: 'the node', condition: '`NotReady` | `Unknown` | `Unschedulable`', conditionSince: 'since when', podsOnNode: 'affected pods on it', reason: 'the condition reason (`NodeStatusUnknown`, `KubeletNotReady`)' },
-    fix: 'none automatic',
+    fix: '`cordon_node` so new pods stay off it when it flaps back to Ready (nothing is evicted); draining or repairing it is a human call',
     sources: ['SREGym kubelet_crash', 'Litmus node-drain, kubelet-service-kill'],
   },
   {
@@ -237,7 +237,7 @@ export const FAULT_FAMILIES: readonly FaultFamily[] = [
     description: 'An HPA pinned at maxReplicas under load, one whose max was lowered, or one that cannot compute its metric (no CPU request, metrics missing).',
     component: 'the HorizontalPodAutoscaler when it is misconfigured or was edited; the Deployment when load simply outgrew it',
     facts: { hpa: 'the HPA', maxReplicas: 'its max', previousMaxReplicas: 'the max before an edit', currentReplicas: 'now', desiredReplicas: 'wanted', metric: '`cpu` | `memory` | a custom metric', current: 'its current value', target: 'its target', driver: '`load` | `regression` | `misconfiguration`' },
-    fix: 'none automatic (raising maxReplicas is a human edit)',
+    fix: '`restore_object` on the HPA when an edit lowered maxReplicas (or changed its metrics) and the applied spec is known; raising it beyond that is a human edit',
     sources: ['SREGym hpa_missing_effective_cpu_request, load_spike_rpc_retry_storm'],
   },
   {
@@ -278,7 +278,7 @@ export const FAULT_FAMILIES: readonly FaultFamily[] = [
     description: 'A Service selector that matches no pods, a targetPort the container does not listen on, a port conflict: callers get refused/503.',
     component: 'the Service',
     facts: { service: 'the Service', selector: 'its selector (`app=x`)', mismatchedKey: 'the label key that differs', serviceValue: 'the Service’s value', podValue: 'the pods’ value', targetPort: 'the targetPort', containerPorts: 'what the pods expose', ...CHANGE_FACTS },
-    fix: 'none automatic (a Service edit)',
+    fix: '`restore_object`: put the Service’s previous selector/ports back when known (last-applied annotation or Helm history); otherwise a Service edit by people',
     sources: ['SREGym wrong_service_selector, k8s_target_port-misconfig, incorrect_port_assignment, service_port_conflict, service_wrong_pod_selection'],
   },
   {
@@ -298,7 +298,7 @@ export const FAULT_FAMILIES: readonly FaultFamily[] = [
     description: 'A path or host sent to the wrong Service or port after an Ingress edit.',
     component: 'the Ingress',
     facts: { ingress: 'the Ingress', host: 'the host', path: 'the path', backend: 'the Service:port it routes to now', expectedBackend: 'where it should route', ...CHANGE_FACTS },
-    fix: 'none automatic (an Ingress edit)',
+    fix: '`restore_object`: put the Ingress’s previous rules/backends back when known (last-applied annotation or Helm history); otherwise an Ingress edit by people',
     sources: ['SREGym ingress_misroute'],
   },
   {
@@ -308,7 +308,7 @@ export const FAULT_FAMILIES: readonly FaultFamily[] = [
     description: 'A new or edited NetworkPolicy denies ingress or egress a workload needs (DNS, a dependency, its callers).',
     component: 'the NetworkPolicy',
     facts: { policy: 'the policy', direction: '`ingress` | `egress`', blockedPeer: '`namespace/workload` (or `kube-system/kube-dns`)', port: 'the port', protocol: '`TCP` | `UDP`', editor: 'the field manager that changed it', changedAt: 'when' },
-    fix: 'none automatic (loosening a policy undoes a security decision)',
+    fix: '`restore_object` when an edited policy’s previous spec is known; `delete_network_policy` for one added right before the onset (both security decisions: two approvers); otherwise none automatic',
     sources: ['SREGym network_policy_block', 'Chaos Mesh NetworkChaos partition'],
   },
   {
@@ -338,7 +338,7 @@ export const FAULT_FAMILIES: readonly FaultFamily[] = [
     description: 'An Istio/Linkerd object that injects faults, routes to a missing subset, enforces mTLS a peer cannot speak, or a sidecar port conflict.',
     component: 'the mesh object (VirtualService, DestinationRule, PeerAuthentication, Sidecar, AuthorizationPolicy)',
     facts: { object: '`Kind/name`', field: 'the field that is wrong', value: 'its value', ...CHANGE_FACTS },
-    fix: 'none automatic (a mesh config edit)',
+    fix: '`restore_object`: put a VirtualService’s or DestinationRule’s previous spec back when known (last-applied annotation or Helm history); otherwise a mesh config edit at its source',
     sources: ['SREGym sidecar_port_conflict', 'Istio fault injection left on', 'Chaos Mesh HTTPChaos'],
   },
   // ------------------------------------------------------------------ config
@@ -379,7 +379,7 @@ export const FAULT_FAMILIES: readonly FaultFamily[] = [
     description: 'A Chaos Mesh or Litmus experiment (pod kill, network delay/loss, stress, IO, DNS, time) is running against the workload.',
     component: 'the chaos object (PodChaos, NetworkChaos, StressChaos, IOChaos, DNSChaos, TimeChaos, ChaosEngine)',
     facts: { experiment: '`Kind/name`', action: 'the injected action (`pod-kill`, `delay`, `loss`)', target: 'what it selects', startedAt: 'when it started' },
-    fix: 'none automatic (pause or delete the experiment)',
+    fix: '`pause_chaos`: pause the Chaos Mesh experiment (pause annotation) or stop the Litmus ChaosEngine (engineState stop); deleting it is its owner’s call',
     sources: ['Chaos Mesh fault types', 'Litmus experiments'],
   },
   // ------------------------------------------------------------------ dependencies

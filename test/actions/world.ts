@@ -14,17 +14,18 @@ export const BOT_USER = 'system:serviceaccount:vigil:vigil-bot';
 
 export const READER: Identity = {
   user: 'system:serviceaccount:vigil:vigil-reader',
-  rules: [{ verbs: ['get', 'list', 'watch'], apiGroups: ['', 'apps', 'batch'], resources: ['*'] }],
+  rules: [{ verbs: ['get', 'list', 'watch'], apiGroups: ['', 'apps', 'batch', 'networking.k8s.io', 'autoscaling', 'networking.istio.io', 'chaos-mesh.org', 'litmuschaos.io'], resources: ['*'] }],
 };
 export const BOT: Identity = {
   user: BOT_USER,
   rules: [{ verbs: ['create'], apiGroups: [''], resources: ['serviceaccounts/token'], namespaces: ['vigil'] }],
   canImpersonate: [EXECUTOR_USER],
 };
-/** What the example policy lets the executor do: scale and patch deployments, and patch configmaps (restore_config), in shop. */
+/** What the example policy lets the executor do: scale and patch deployments, and patch configmaps (restore_config) and services (restore_object), in shop. */
 export const POLICY_EXECUTOR_RULES: PolicyRule[] = [
   { verbs: ['patch'], apiGroups: ['apps'], resources: ['deployments', 'deployments/scale'], namespaces: ['shop'] },
   { verbs: ['patch'], apiGroups: [''], resources: ['configmaps'], namespaces: ['shop'] },
+  { verbs: ['patch'], apiGroups: [''], resources: ['services'], namespaces: ['shop'] },
 ];
 
 export interface ActionWorld {

@@ -158,11 +158,13 @@ describe('the reader ServiceAccount `vigil`', () => {
 });
 
 describe('the executor ServiceAccount `vigil-executor`', () => {
-  const rules = rulesOf('vigil-executor');
+  // Cluster-wide: only cordon_node's `patch nodes` (Nodes are cluster-scoped); everything else per namespace.
+  const clusterWide = rulesOf('vigil-executor').filter((r) => r.namespace === undefined);
+  const rules = rulesOf('vigil-executor').filter((r) => r.namespace !== undefined);
 
-  it('is bound only per namespace (no ClusterRoleBinding) and mounts no token', () => {
+  it('is bound per namespace, cluster-wide only for get/patch nodes (cordon_node), and mounts no token', () => {
     expect(rules.length).toBeGreaterThan(0);
-    for (const { namespace } of rules) expect(namespace).toBeDefined();
+    expect(clusterWide).toEqual([{ role: 'vigil-executor-nodes', rule: { apiGroups: [''], resources: ['nodes'], verbs: ['get', 'patch'] } }]);
     expect(find('ServiceAccount', 'vigil-executor', 'vigil')!['automountServiceAccountToken']).toBe(false);
   });
 

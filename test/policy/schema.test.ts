@@ -33,7 +33,7 @@ describe('policy schema', () => {
       ].join('\n'),
     );
     expect(problems).toEqual([
-      'policy.yaml:8: rules[1].match.actions[1]: unknown action "nuke"; expected one of scale, rollout_restart, rollout_undo, set_image, set_resources, suspend_cronjob, delete_pod, restore_config, flip_flag, revert_pr',
+      'policy.yaml:8: rules[1].match.actions[1]: unknown action "nuke"; expected one of scale, rollout_restart, rollout_undo, set_image, set_resources, suspend_cronjob, delete_pod, restore_config, restore_object, cordon_node, pause_chaos, delete_network_policy, flip_flag, revert_pr',
       'policy.yaml:11: rules[1].approvals: expected a whole number ≥ 1',
       'policy.yaml:12: rules[1].approval: unknown key approval',
       'policy.yaml:13: rules[1].limits.perTarget.window: expected a duration such as 30m, 1h or 1h30m, got "1x"',

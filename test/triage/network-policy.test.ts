@@ -97,7 +97,8 @@ describe('network-policy', () => {
     });
     expect(f!.facts!['blockedPeers']).toContain('payments/payments-api:8080/TCP');
     expect(f!.confidence).toBeGreaterThanOrEqual(0.9);
-    expect(f!.mitigation).toBeUndefined();
+    // Added right before the onset, no earlier spec known: deleting it is the proposal (a security decision: two approvers).
+    expect(f!.mitigation).toMatchObject({ action: 'delete_network_policy', target: { kind: 'NetworkPolicy', namespace: 'shop', name: 'default-deny-egress' }, params: { name: 'default-deny-egress' } });
     expect(f!.supporting.some((e) => e.kind === 'log')).toBe(true);
   });
 

@@ -95,7 +95,7 @@ function fromLastApplied(cm: KubeObject, current: ConfigContent): PreviousConten
 const GZIP_MAGIC = Buffer.from([0x1f, 0x8b]);
 
 /** The rendered manifest of a `helm.sh/release.v1` Secret (the same encoding helm.ts decodes). */
-function manifestOf(secret: V1Secret): string {
+export function manifestOf(secret: V1Secret): string {
   const raw = secret.data?.['release'] ?? '';
   let bytes = Buffer.from(Buffer.from(raw, 'base64').toString('utf8'), 'base64');
   if (bytes.subarray(0, 2).equals(GZIP_MAGIC)) bytes = gunzipSync(bytes);

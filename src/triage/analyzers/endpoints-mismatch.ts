@@ -8,7 +8,9 @@
  * Who changed the selector comes from the Service's managedFields (owner of `f:spec.f:selector`), or,
  * for a label edit on the workload side, from the owner of the template labels. Scaled to zero explains
  * empty endpoints on its own (scaled-to-zero's finding): then this returns nothing. The fix is a Service
- * (or template label) edit, which Vigil's action catalog does not do: no mitigation; the mechanism says what to set.
+ * (or template label) edit. Mitigation: when the Service was edited and its previous spec is known (its
+ * last-applied-configuration, or the deployed Helm revision after a later edit), `restore_object` puts
+ * its previous selector/ports back; a template-label edit gets none (the mechanism says what to set).
  *
  * Facts (camelCase):
  * - `service`, `selector` (`app=checkout-v2`), `podLabels` (`app=checkout,pod-template-hash=…`)
@@ -28,6 +30,7 @@ import { CHANGE_WINDOW_MS } from '../analyzer.js';
 import { objectCitation } from '../citations.js';
 import { clockTime, relativeToOnset } from '../time.js';
 import type { Finding } from '../types.js';
+import { restoreObjectProposal } from '../../actions/objects/propose.js';
 
 const labelsText = (l: Record<string, string> | undefined) => Object.entries(l ?? {}).map(([k, v]) => `${k}=${v}`).join(',');
 
@@ -184,6 +187,7 @@ function mismatch(kube: KubeEvidence, service: V1Service, selector: Record<strin
     facts,
     supporting,
     refuting: [],
+    ...withRestore(writer?.on === 'Service' ? service : undefined, `put back service/${name}'s selector from before the edit: the pods of ${t.name} carry ${key}=${podValue ?? '<missing>'}`),
   };
 }
 
@@ -231,6 +235,7 @@ function closedPort(kube: KubeEvidence, service: V1Service, ready: V1Pod[], onse
       readyEvidence(t.namespace, ready, ready[0]!.metadata?.labels ?? {}),
     ],
     refuting: recent ? [] : [{ kind: 'note', summary: `spec.ports of ${name} has not changed recently; the app may listen on an undeclared port`, citation: objectCitation('Service', t.namespace, name, 'metadata.managedFields') }],
+    ...withRestore(recent ? service : undefined, `put back service/${name}'s ports from before the edit: the pods listen on ${portsText}, not ${target}`),
   };
 }
 
@@ -265,5 +270,12 @@ function portMismatch(kube: KubeEvidence, service: V1Service, ready: V1Pod[], on
       readyEvidence(t.namespace, ready, ready[0]!.metadata?.labels ?? {}),
     ],
     refuting: [],
+    ...withRestore(writer ? service : undefined, `put back service/${name}'s ports from before the edit: no container port is named "${String(bad.targetPort)}"`),
   };
+}
+
+/** `restore_object` for the edited Service, when its previous spec is known (actions/objects/propose.ts). */
+function withRestore(service: V1Service | undefined, rationale: string): Pick<Finding, 'mitigation'> {
+  const m = service && restoreObjectProposal('Service', service, rationale);
+  return m ? { mitigation: m } : {};
 }

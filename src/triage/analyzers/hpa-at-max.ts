@@ -5,8 +5,10 @@
  *
  * Load or regression? The request rate from Prometheus decides: traffic rising at the onset means
  * load-driven saturation (supported); latency up while traffic is flat means each request got more
- * expensive — a regression the HPA merely reflects (inconclusive, pointing at the change). Vigil's
- * catalog has no safe action on an HPA (raising maxReplicas is a human edit), so no mitigation.
+ * expensive — a regression the HPA merely reflects (inconclusive, pointing at the change). Raising
+ * maxReplicas beyond what anyone set is a human edit, so no mitigation for that; but when a `kubectl
+ * edit` LOWERED maxReplicas (or changed the metrics) after the last `kubectl apply`, `restore_object`
+ * puts the HPA's applied bounds back (fact `previousMaxReplicas`).
  *
  * Facts (camelCase):
  * - `hpa`, `maxReplicas`, `currentReplicas`, `desiredReplicas`
@@ -25,6 +27,7 @@ import type { Analyzer, TriageInput } from '../analyzer.js';
 import { CHANGE_WINDOW_MS } from '../analyzer.js';
 import { clockTime, humanDuration, relativeToOnset } from '../time.js';
 import type { Finding } from '../types.js';
+import { hpaRestoreProposal } from '../../actions/objects/propose.js';
 
 /** Traffic this much above its baseline is a load increase. */
 const LOAD_RATIO = 1.5;
@@ -205,6 +208,16 @@ export const hpaAtMax: Analyzer = {
         facts,
         supporting,
         refuting,
+        ...(() => {
+          let previousMax: number | undefined;
+          const mitigation = hpaRestoreProposal(h, (prev) => {
+            previousMax = prev;
+            return `put back HPA ${name}'s applied ${prev !== undefined ? `maxReplicas ${prev} (an edit lowered it to ${max})` : 'metrics (an edit changed them)'}`;
+          });
+          if (!mitigation) return {};
+          if (previousMax !== undefined) facts.previousMaxReplicas = previousMax;
+          return { mitigation };
+        })(),
       });
     }
     return out;

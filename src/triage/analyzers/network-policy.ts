@@ -16,8 +16,11 @@
  * Facts (camelCase): `policy`, `direction` (`egress`|`ingress`), `blockedPeer` (`kube-system/kube-dns`,
  * `payments/payments-api`, `shop/storefront`), `port` (number), `protocol`, `blockedPeers` (all, comma-
  * separated `peer:port/proto`), `changedAt` (ISO), `editor` (field manager).
- * No mitigation: deleting or loosening a policy undoes a security decision; the mechanism says which
- * rule is missing so a human can add it.
+ * Mitigation: when the policy was edited and its previous spec is known (its last-applied-configuration
+ * after a `kubectl edit`, or the deployed Helm revision after a later edit), `restore_object` puts that
+ * spec back; when the policy was ADDED right before the onset (no earlier spec known, not Helm's),
+ * `delete_network_policy` (both security decisions: the example policy wants two approvers for them).
+ * Otherwise none: the mechanism says which rule is missing so a human can add it.
  */
 import type { V1LabelSelector, V1NetworkPolicy, V1NetworkPolicyPeer, V1NetworkPolicyPort } from '@kubernetes/client-node';
 import type { ComponentRef, Evidence } from '../../evidence/types.js';
@@ -25,6 +28,7 @@ import type { Analyzer, TriageInput } from '../analyzer.js';
 import { CHANGE_WINDOW_MS } from '../analyzer.js';
 import { clockTime, humanDuration, relativeToOnset } from '../time.js';
 import type { Finding } from '../types.js';
+import { deleteNetworkPolicyProposal, restoreObjectProposal } from '../../actions/objects/propose.js';
 import { targetScope } from './deploy-regression.js';
 import { nodeId, refOfId } from '../../topology/graph.js';
 
@@ -316,6 +320,12 @@ export const networkPolicy: Analyzer = {
         facts,
         supporting: [writeEvidence, blockEvidence, ...logs.slice(0, 3)],
         refuting: [],
+        ...(() => {
+          const mitigation =
+            restoreObjectProposal('NetworkPolicy', culprit, `put back networkpolicy/${name}'s spec from before ${w.manager ? `\`${w.manager}\`'s` : 'the'} edit, which blocks ${peers.join(', ')}`) ??
+            deleteNetworkPolicyProposal(culprit, input.onset, CHANGE_WINDOW_MS, `networkpolicy/${name} was added ${relativeToOnset(w.at!, input.onset)} and blocks ${peers.join(', ')}: deleting it undoes that security decision (two approvers)`);
+          return mitigation ? { mitigation } : {};
+        })(),
       });
     }
     return out;

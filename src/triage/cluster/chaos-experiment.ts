@@ -21,7 +21,9 @@
  * `action` (`spec.action`; `stress-cpu`/`stress-memory`, `time-offset`, `abort`/`delay` where the kind
  * has none; the Litmus experiment name), `target` (`ns/workload`, comma-separated), `startedAt`, plus
  * `mode`, `duration` and the injected parameter (`latency`, `loss`, `timeOffset`…) as `detail`.
- * No mitigation: pausing or deleting an experiment is the experiment owner's call.
+ * Mitigation: `pause_chaos` when the experiment is running and the finding is supported (pause
+ * annotation for Chaos Mesh, `engineState: stop` for Litmus; its rollback resumes it). Deleting the
+ * experiment stays the owner's call.
  */
 import type { V1LabelSelectorRequirement, V1Pod } from '@kubernetes/client-node';
 import type { ComponentRef, Evidence } from '../../evidence/types.js';
@@ -522,6 +524,20 @@ function analyzeOne(input: ClusterTriageInput, o: CustomObject): Finding | undef
     scope: `${targets.join(', ')}${mode && mode !== 'all' ? ` (mode ${mode}: some pods)` : ''} and whoever calls them`,
     supporting,
     refuting,
+    ...(status === 'supported' && state.running && !state.paused && o.metadata.namespace
+      ? {
+          mitigation: {
+            action: 'pause_chaos',
+            target: { kind: o.kind, namespace: o.metadata.namespace, name },
+            params: {},
+            command:
+              o.kind === 'ChaosEngine'
+                ? `kubectl patch chaosengine/${name} -n ${o.metadata.namespace} --type=merge -p '{"spec":{"engineState":"stop"}}'`
+                : `kubectl annotate ${o.kind.toLowerCase()}/${name} -n ${o.metadata.namespace} experiment.chaos-mesh.org/pause=true`,
+            rationale: `stop ${what} injecting ${injects} into ${targets.join(', ')}; it is ${o.kind === 'ChaosEngine' ? 'stopped' : 'paused'}, not deleted (its owner decides whether it runs again)`,
+          },
+        }
+      : {}),
   };
 }
 

@@ -7,7 +7,9 @@
  *   `web-frontend`, while `api-gateway` exists), or its backend Service or port does not exist;
  * - the backend it points at is healthy (ready endpoints): the requests land, on the wrong service.
  * Localised to the Ingress. Facts: `ingress`, `host`, `path`, `backend`, `expectedBackend`, `manager`,
- * `changedAt`. No mitigation: an Ingress edit is for people (the previous backend is in the facts).
+ * `changedAt`. Mitigation: `restore_object` puts the Ingress's previous rules back when they are known
+ * (a `kubectl edit` after a `kubectl apply`: its last-applied-configuration; an edit after a Helm
+ * release: the deployed revision); an applied change (the annotation is the new rules) gets none.
  */
 import type { V1Ingress } from '@kubernetes/client-node';
 import type { ComponentRef, Evidence } from '../../evidence/types.js';
@@ -17,6 +19,7 @@ import { objectCitation } from '../citations.js';
 import { clockTime, humanDuration } from '../time.js';
 import type { Finding } from '../types.js';
 import { changeEvidence, lastChangeBefore } from './common.js';
+import { restoreObjectProposal } from '../../actions/objects/propose.js';
 
 const WINDOW_MS = 3 * 3600_000;
 
@@ -74,6 +77,10 @@ export const ingressMisroute: ClusterAnalyzer = {
           },
           supporting,
           refuting: [],
+          ...(() => {
+            const mitigation = restoreObjectProposal('Ingress', ing, `put back ingress/${ing.metadata?.name}'s rules from before ${change.actor}'s change: ${m.path} goes to ${m.backend}:${m.port}${m.expected ? ` instead of ${m.expected}` : ''}`);
+            return mitigation ? { mitigation } : {};
+          })(),
         });
       }
     }

@@ -8,8 +8,11 @@
  *
  * Facts: `job`, `reason`, `failedJobs` (failed runs in a row, newest first), `lastSuccessfulTime`,
  * `container`, `exitCode`, `logPattern`, `image`, `previousImage`, `changedAt`.
- * Mitigation: none by default (a human fixes the job); `suspend_cronjob` is the family's tool when its runs
- * harm others, which the analyzer cannot know.
+ * Mitigation: none by default (a human fixes the job). `suspend_cronjob` when the CronJob's runs harm
+ * others, which the Jobs' status shows in one way: runs that pile up (two or more of its Jobs active at
+ * once, under concurrencyPolicy Allow or Replace, while the runs fail or never complete): each holds
+ * pods, node capacity, quota and the connections to whatever it writes to, and every schedule adds one.
+ * A job that merely fails (one run at a time, or `Forbid`) harms only its own output: no proposal.
  */
 import type { V1Job } from '@kubernetes/client-node';
 import type { Evidence } from '../../evidence/types.js';
@@ -113,6 +116,20 @@ function analyzeOwner(input: ClusterTriageInput, je: JobEvidence): Finding[] {
       facts,
       supporting,
       refuting: [],
+      ...(() => {
+        const active = cj?.status?.active?.length ?? 0;
+        if (!cj || cj.spec?.suspend === true || active < 2 || cj.spec?.concurrencyPolicy === 'Forbid') return {};
+        facts['activeJobs'] = active;
+        return {
+          mitigation: {
+            action: 'suspend_cronjob',
+            target: { kind: 'CronJob', namespace: ns, name: owner.name },
+            params: { suspend: true },
+            command: `kubectl patch cronjob/${owner.name} -n ${ns} -p '{"spec":{"suspend":true}}'`,
+            rationale: `${active} runs of ${owner.name} are active at once and every schedule adds one (concurrencyPolicy ${cj.spec?.concurrencyPolicy ?? 'Allow'}) while the runs ${reason === 'not_completing' ? 'never complete' : 'fail'}: suspending stops new ones until the job is fixed (running Jobs are not touched)`,
+          },
+        };
+      })(),
     },
   ];
 }

@@ -6,7 +6,10 @@
  *   Envoy `NR`/`UH`): localised to the DestinationRule;
  * - a route to a host no Service serves: the VirtualService.
  * Corroborated by the callers' symptoms and Envoy's `fault filter abort`/`FI` flags in their logs.
- * Facts: `object` (`Kind/name`), `field`, `value`, `manager`, `changedAt`. No mitigation (a mesh edit).
+ * Facts: `object` (`Kind/name`), `field`, `value`, `manager`, `changedAt`. Mitigation: `restore_object`
+ * puts the VirtualService's or DestinationRule's previous spec back when it is known (a `kubectl edit`
+ * after a `kubectl apply`, or an edit after a Helm release); a synced or applied change (Argo CD, a
+ * `kubectl apply`: the annotation holds the new spec) gets none: fix it at the source.
  */
 import type { Evidence } from '../../evidence/types.js';
 import { nodeId } from '../../topology/graph.js';
@@ -17,6 +20,7 @@ import { clockTime } from '../time.js';
 import type { Finding } from '../types.js';
 import type { CustomObject } from '../../topology/snapshot.js';
 import { changeEvidence, lastChangeBefore, logEvidence, logHits } from './common.js';
+import { restoreObjectProposal } from '../../actions/objects/propose.js';
 
 const FAULT_LOG = /fault filter abort|\bFI\b|fault injected|injected fault/i;
 
@@ -99,5 +103,10 @@ function finding(input: ClusterTriageInput, o: CustomObject, field: string, valu
     facts: { object: `${o.kind}/${name}`, field, value, ...(change ? { manager: change.actor, changedAt: change.at.toISOString() } : {}) },
     supporting,
     refuting: [],
+    ...(() => {
+      const kind = o.kind === 'VirtualService' || o.kind === 'DestinationRule' ? o.kind : undefined;
+      const mitigation = kind && restoreObjectProposal(kind, o, `put back ${o.kind.toLowerCase()}/${name}'s spec from before ${change ? `${change.actor}'s change` : 'the edit'}: it ${what}`);
+      return mitigation ? { mitigation } : {};
+    })(),
   };
 }

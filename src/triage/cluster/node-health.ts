@@ -12,8 +12,10 @@
  *
  * Localised to the Node. A node that is Ready now and was Ready at the onset is not the cause, however
  * recently it blinked; a node NotReady since long before the onset is background (`inconclusive`); a
- * bad node that runs none of the candidates' pods is `unrelated`. No mitigation: cordon/drain/reboot
- * is a human call (the catalog has no node action).
+ * bad node that runs none of the candidates' pods is `unrelated`. Mitigation, for a supported NotReady
+ * or Unknown node that is not cordoned while other nodes are Ready: `cordon_node` (no eviction; the
+ * scheduler already avoids a NotReady node through its automatic taints, the cordon keeps new pods off
+ * it when it flaps back to Ready). Draining and repairing stay human calls.
  *
  * Facts: `node`, `condition` (`NotReady` | `Unknown` | `Unschedulable`), `conditionSince` (ISO),
  * `podsOnNode` (candidate pods bound to it), `reason` (`KubeletNotReady`, `NodeStatusUnknown`,
@@ -411,6 +413,18 @@ export const nodeHealth: ClusterAnalyzer = {
         facts,
         supporting,
         refuting,
+        ...(status === 'supported' && s.condition !== 'Unschedulable' && !s.recoveredAt && healthy.length > 0 && workloads[0]?.namespace
+          ? {
+              mitigation: {
+                action: 'cordon_node',
+                // A Node has no namespace: the proposal carries the one of the workloads it hurts, which the policy judges it by.
+                target: { kind: 'Node', namespace: workloads[0].namespace, name: s.name },
+                params: {},
+                command: `kubectl cordon ${s.name}`,
+                rationale: `keep new pods of ${who || 'the workloads'} off ${s.name} (${what}), also when it flaps back to Ready; nothing is evicted, draining stays a human call`,
+              },
+            }
+          : {}),
       });
     }
     return out;

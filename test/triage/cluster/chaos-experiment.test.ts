@@ -151,7 +151,7 @@ describe('chaos-experiment', () => {
       facts: { experiment: 'NetworkChaos/payments-delay', action: 'delay', target: 'payments/payments-api', startedAt: iso(-12), latency: '300ms', mode: 'all', duration: '30m' },
     });
     expect(f!.confidence).toBeGreaterThanOrEqual(0.85);
-    expect(f!.mitigation).toBeUndefined();
+    expect(f!.mitigation).toMatchObject({ action: 'pause_chaos', target: { kind: 'NetworkChaos', namespace: 'chaos-testing', name: 'payments-delay' }, params: {} });
     expect(f!.affected).toEqual(expect.arrayContaining([{ kind: 'Deployment', namespace: 'payments', name: 'payments-api' }, { kind: 'Service', namespace: 'payments', name: 'payments-api' }]));
     const refs = f!.supporting.map((e) => e.citation.ref);
     expect(refs).toContain('apis/chaos-mesh.org/v1alpha1/namespaces/chaos-testing/networkchaos/payments-delay#status.experiment');

@@ -122,7 +122,7 @@ describe('node-health', () => {
     });
     expect(f.confidence).toBeGreaterThanOrEqual(0.85);
     expect(f.confidence).toBeLessThanOrEqual(0.92);
-    expect(f.mitigation).toBeUndefined();
+    expect(f.mitigation).toMatchObject({ action: 'cordon_node', target: { kind: 'Node', namespace: 'shop', name: 'node-2' }, command: 'kubectl cordon node-2' });
     expect(f.affected).toEqual([
       { kind: 'Deployment', namespace: 'shop', name: 'checkout' },
       { kind: 'Service', namespace: 'shop', name: 'checkout' },
