@@ -13,6 +13,7 @@
 //   first append that finds no hashed row at all. A NULL hash after that is reported as tampering.
 import { createHash } from 'node:crypto';
 import type { Db } from '../store/db.js';
+import { cleanDeep } from '../store/sanitize.js';
 import type { DbTx } from '../store/tx.js';
 
 /** The `prevHash` of the first row of the chain. */
@@ -49,7 +50,9 @@ export type AuditClient = Db | DbTx;
 export type AppendInput = { incidentId: string | null; actor: string; kind: string; data: string; at: Date };
 
 /** Append one row to the chain; runs in `client`'s transaction, or opens one when given the root client. */
-export async function appendAuditRow(client: AuditClient, row: AppendInput): Promise<{ id: number; hash: string }> {
+export async function appendAuditRow(client: AuditClient, input: AppendInput): Promise<{ id: number; hash: string }> {
+  // The store writes strings cleaned (store/sanitize.ts); hash the row as it will be stored, or it would not verify.
+  const row = cleanDeep(input);
   if (isRootClient(client)) return client.$transaction((tx) => appendInTx(tx, row));
   return appendInTx(client, row);
 }

@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import type { Redactor } from '../redact/index.js';
+import { cleanDeep } from '../store/sanitize.js';
 import type { ChangeEvent } from './types.js';
 
 /**
@@ -80,7 +81,8 @@ export function parseFlagsWebhook(raw: string, authorization: string | undefined
   if (!tokenMatches(token, authorization)) return { status: 401, body: { ok: false, error: 'missing or wrong bearer token' }, changes: [] };
   let body: unknown;
   try {
-    body = JSON.parse(raw);
+    // Cleaned at once: a `\ud800` or `\u0000` escape is valid JSON but not storable text (store/sanitize.ts).
+    body = cleanDeep(JSON.parse(raw) as unknown);
   } catch {
     return { status: 400, body: { ok: false, error: 'body is not JSON' }, changes: [] };
   }

@@ -8,6 +8,8 @@ export interface Config {
     appToken?: string;
     signingSecret?: string;
     apiUrl?: string;
+    /** Per-attempt timeout of each Web API call; the retry policy applies on top. */
+    apiTimeoutMs: number;
     port: number;
     alertChannels: string[];
   };
@@ -84,6 +86,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       appToken: e.SLACK_APP_TOKEN,
       signingSecret: e.SLACK_SIGNING_SECRET,
       apiUrl: e.SLACK_API_URL,
+      apiTimeoutMs: e.SLACK_API_TIMEOUT_SECONDS * 1000,
       port: e.PORT,
       alertChannels: e.VIGIL_ALERT_CHANNELS,
     },

@@ -20,6 +20,7 @@ export const envSchema = z
     SLACK_APP_TOKEN: z.string().regex(/^xapp-/, 'expects an app-level token starting with xapp- (scope connections:write)').optional(),
     SLACK_SIGNING_SECRET: z.string().min(16, 'expects the signing secret from Basic Information (32 hex characters)').optional(),
     SLACK_API_URL: z.url({ error: 'expects an http(s) URL ending in /api/' }).optional(),
+    SLACK_API_TIMEOUT_SECONDS: positiveInt('seconds a Slack Web API call may take before it is abandoned (and retried)').max(300).default(10),
     PORT: z.coerce
       .number({ error: 'expects a TCP port for the HTTP receiver and /healthz (a whole number)' })
       .int('expects a TCP port (a whole number)')

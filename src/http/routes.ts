@@ -71,6 +71,24 @@ function tooLarge(req: IncomingMessage, res: ServerResponse): void {
   req.resume();
 }
 
+/**
+ * What a log line may say about a request body: its size and shape (top-level keys, at most 20), never
+ * its content. Bodies carry alert text, log lines and user input; a debug log is no place for them.
+ */
+export function bodySummary(body: unknown): { bytes?: number; shape: string; keys?: string[] } {
+  if (typeof body === 'string') {
+    const bytes = Buffer.byteLength(body);
+    try {
+      return { bytes, ...bodySummary(JSON.parse(body) as unknown) };
+    } catch {
+      return { bytes, shape: 'not JSON' };
+    }
+  }
+  if (Array.isArray(body)) return { shape: `array of ${body.length}` };
+  if (body !== null && typeof body === 'object') return { shape: 'object', keys: Object.keys(body).slice(0, 20) };
+  return { shape: body === null ? 'null' : typeof body };
+}
+
 /** Answer with JSON; a no-op when the response was already answered (e.g. 413 by readBody). */
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   if (res.headersSent) return;

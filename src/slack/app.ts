@@ -1,9 +1,10 @@
-import { App, HTTPReceiver, LogLevel, type Logger as BoltLogger } from '@slack/bolt';
+import { LogLevel, SocketModeReceiver, type App, type Logger as BoltLogger } from '@slack/bolt';
 import type { WebClientOptions } from '@slack/web-api';
 import type { Logger } from 'pino';
 import type { AlertMessage } from '../alerts/types.js';
 import type { IncidentDesk } from '../incidents/desk.js';
-import { limitBody, type Route } from '../http/routes.js';
+import { bodySummary, limitBody, type Route } from '../http/routes.js';
+import { VigilApp, VigilHttpReceiver, httpErrorHandler, socketErrorHandler } from './intake.js';
 
 export interface SlackAppSettings {
   botToken: string;
@@ -12,20 +13,37 @@ export interface SlackAppSettings {
   signingSecret?: string;
   /** Override the Web API base URL (an enterprise gateway, or the fake Slack in tests and the demo). */
   apiUrl?: string;
+  /** Per-request timeout of every Web API call (ms); each retry gets its own. Default 10 s. */
+  apiTimeoutMs?: number;
   /** Extra WebClient options (tests shorten retries). */
   clientOptions?: WebClientOptions;
   /** Skip the startup auth.test when the bot identity is already known. */
   botUserId?: string;
 }
 
+/** Longest Bolt / WebClient log line kept; the rest is cut and counted. */
+const MAX_SDK_LINE = 500;
+
+/**
+ * One SDK log line, without payloads: at debug level the WebClient logs every request body ("http request
+ * body: {…}", whole alert texts and cards), and Bolt logs acks and error details with bodies in them.
+ * A body is replaced by its shape (keys and size); anything else long is cut.
+ */
+export function sdkLogLine(parts: unknown[]): string {
+  const line = parts.map(String).join(' ');
+  const body = /^http request body: ([\s\S]*)$/.exec(line);
+  if (body) return `http request body: ${JSON.stringify(bodySummary(body[1]))}`;
+  return line.length > MAX_SDK_LINE ? `${line.slice(0, MAX_SDK_LINE)}… (${line.length - MAX_SDK_LINE} more characters not logged)` : line;
+}
+
 /** Bolt wants its own Logger shape; route it into pino. */
 function boltLogger(log: Logger): BoltLogger {
   const l = log.child({ component: 'bolt' });
   return {
-    debug: (...m: unknown[]) => l.debug(m.map(String).join(' ')),
-    info: (...m: unknown[]) => l.info(m.map(String).join(' ')),
-    warn: (...m: unknown[]) => l.warn(m.map(String).join(' ')),
-    error: (...m: unknown[]) => l.error(m.map(String).join(' ')),
+    debug: (...m: unknown[]) => l.debug(sdkLogLine(m)),
+    info: (...m: unknown[]) => l.info(sdkLogLine(m)),
+    warn: (...m: unknown[]) => l.warn(sdkLogLine(m)),
+    error: (...m: unknown[]) => l.error(sdkLogLine(m)),
     setLevel: () => undefined,
     getLevel: () => LogLevel.INFO,
     setName: () => undefined,
@@ -54,19 +72,29 @@ interface MessageEventLike {
  * call on the desk, and returns. No decisions here.
  */
 export function createSlackApp(s: SlackAppSettings, log: Logger, routes: Route[] = []): App {
-  const clientOptions: WebClientOptions = { ...(s.apiUrl ? { slackApiUrl: s.apiUrl } : {}), ...s.clientOptions };
+  // Without a timeout a Web API call that never answers holds its caller (a thread sync, a click) forever.
+  const clientOptions: WebClientOptions = { timeout: s.apiTimeoutMs ?? 10_000, ...(s.apiUrl ? { slackApiUrl: s.apiUrl } : {}), ...s.clientOptions };
   const logger = boltLogger(log);
-  const common = { token: s.botToken, clientOptions, logger, ...(s.botUserId ? { tokenVerificationEnabled: false, botUserId: s.botUserId, botId: 'B_VIGIL' } : {}) };
+  // extendedErrorHandler: the error handler is given the body, so the app can tell a failed listener from a missing one.
+  const common = { token: s.botToken, clientOptions, logger, extendedErrorHandler: true, ...(s.botUserId ? { tokenVerificationEnabled: false, botUserId: s.botUserId, botId: 'B_VIGIL' } : {}) };
   const app =
     s.mode === 'socket'
-      ? // The Socket Mode client opens its connection through its own WebClient: give it the same API URL.
-        new App({ ...common, socketMode: true, appToken: s.appToken, installerOptions: { clientOptions } })
-      : new App({
+      ? new VigilApp({
           ...common,
-          receiver: new HTTPReceiver({ signingSecret: s.signingSecret!, logger, customRoutes: routes.map(limitBody), processBeforeResponse: false }),
+          socketMode: true,
+          // The Socket Mode client opens its connection through its own WebClient: give it the same API URL.
+          receiver: new SocketModeReceiver({ appToken: s.appToken!, logger, installerOptions: { clientOptions }, processEventErrorHandler: socketErrorHandler(log) }),
+        })
+      : new VigilApp({
+          ...common,
+          receiver: new VigilHttpReceiver(
+            { signingSecret: s.signingSecret!, logger, customRoutes: routes.map(limitBody), processBeforeResponse: false, processEventErrorHandler: httpErrorHandler(log) },
+            log,
+          ),
         });
-  app.error(async (err) => {
-    log.error({ err: err.message, code: (err as { code?: string }).code }, 'Slack listener failed');
+  app.error(async ({ error, body }: { error: Error & { code?: string }; body: unknown }) => {
+    app.listenerFailed(body);
+    log.error({ err: error.message, code: error.code }, 'Slack listener failed');
   });
   return app;
 }

@@ -5,6 +5,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import type { PrismaClient } from '../../node_modules/.prisma/vigil-sqlite/index.js';
+import { withCleanText } from './sanitize.js';
 
 export type {
   Prisma,
@@ -104,11 +105,13 @@ export async function openDatabase(url: string, opts: OpenDatabaseOptions = {}):
     throw new Error(`Could not open the database at DATABASE_URL (${describeDatabaseUrl(url)}): ${reason}`, { cause: error });
   }
   opts.logger?.info({ provider: target.provider, url: describeDatabaseUrl(url) }, 'database opened');
+  const base = prisma;
   return {
-    prisma,
+    // Every write is cleaned of what PostgreSQL (NUL) or Prisma (lone surrogates) refuses: ./sanitize.ts.
+    prisma: withCleanText(base),
     provider: target.provider,
     url,
-    close: () => prisma.$disconnect(),
+    close: () => base.$disconnect(),
   };
 }
 

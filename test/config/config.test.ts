@@ -17,6 +17,12 @@ describe('config', () => {
     expect(c.incidents.dedupWindowMs).toBe(240 * 60_000);
   });
 
+  it('times Slack Web API calls out after 10 s by default, or SLACK_API_TIMEOUT_SECONDS', () => {
+    expect(loadConfig(valid).slack.apiTimeoutMs).toBe(10_000);
+    expect(loadConfig({ ...valid, SLACK_API_TIMEOUT_SECONDS: '3' }).slack.apiTimeoutMs).toBe(3_000);
+    expect(() => loadConfig({ ...valid, SLACK_API_TIMEOUT_SECONDS: '0' })).toThrow(/SLACK_API_TIMEOUT_SECONDS: expects seconds a Slack Web API call may take/);
+  });
+
   it('chooses Socket Mode when an app token is set', () => {
     expect(loadConfig({ ...valid, SLACK_APP_TOKEN: 'xapp-1-abc' }).slack.mode).toBe('socket');
   });

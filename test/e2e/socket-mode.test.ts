@@ -67,4 +67,14 @@ describe('Socket Mode', () => {
     await world.slack.waitFor(() => (world.slack.responses.length > before ? true : undefined), { timeoutMs: 10_000 });
     expect(JSON.stringify(world.slack.responses.at(-1)!.body)).toMatch(/investigate/);
   });
+
+  it('acknowledges a malformed interaction at once (a redelivery would be as malformed) and runs nothing', async () => {
+    const calls = world.slack.calls.length;
+    const noUser = { type: 'block_actions', team: { id: 'T0FAKE' }, api_app_id: 'A0VIGIL', actions: [{ type: 'button', action_id: 'hyp_pin', block_id: 'b', value: 'x', action_ts: '1.2' }] };
+    expect((await socket.send('interactive', noUser, { timeoutMs: 1000 })).ackMs).toBeLessThan(1000);
+    const unknown = { ...noUser, user: { id: 'U0BOB' }, actions: [{ ...noUser.actions[0], action_id: 'nobody_handles_this' }] };
+    expect((await socket.send('interactive', unknown, { timeoutMs: 1000 })).ackMs).toBeLessThan(1000);
+    await vigil.desk.idle();
+    expect(world.slack.calls.length).toBe(calls);
+  });
 });

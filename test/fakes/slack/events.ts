@@ -25,6 +25,8 @@ export interface DeliveryOptions {
   badSignature?: boolean;
   /** Sign with a timestamp 10 minutes old: outside Slack's 5-minute window. */
   staleTimestamp?: boolean;
+  /** Sign (correctly) with a timestamp this many seconds from now: positive is the future. */
+  timestampOffsetSeconds?: number;
 }
 
 export interface DeliveryResult {
@@ -36,7 +38,7 @@ export interface DeliveryResult {
 }
 
 async function deliver(url: string, secret: string, rawBody: string, contentType: string, opts: DeliveryOptions): Promise<DeliveryResult> {
-  const ts = Math.floor(Date.now() / 1000) - (opts.staleTimestamp ? 600 : 0);
+  const ts = Math.floor(Date.now() / 1000) - (opts.staleTimestamp ? 600 : 0) + (opts.timestampOffsetSeconds ?? 0);
   const headers: Record<string, string> = {
     'Content-Type': contentType,
     ...signSlackRequest(opts.badSignature ? `${secret}-wrong` : secret, rawBody, ts),

@@ -15,6 +15,13 @@ export interface FailSpec {
   times?: number;
 }
 
+/** Answer late: the call is processed as usual, its answer is sent `ms` later (a slow or stuck Slack). */
+export interface DelaySpec {
+  ms: number;
+  /** How many consecutive calls are late; default 1. */
+  times?: number;
+}
+
 export interface RateLimitSpec {
   retryAfterSec: number;
   /** Default 1. */
@@ -44,6 +51,7 @@ export function rateLimitedReply(retryAfterSec: number): ApiReply {
 export class Faults {
   private readonly failures = new Map<string, Pending<FailSpec>[]>();
   private readonly rateLimits = new Map<string, Pending<RateLimitSpec>[]>();
+  private readonly delays = new Map<string, Pending<DelaySpec>[]>();
   private readonly buckets = new Map<string, { tokens: number; updatedAt: number }>();
 
   constructor(private readonly postRate?: PostRate) {}
@@ -54,6 +62,15 @@ export class Faults {
 
   rateLimitNext(method: string, spec: RateLimitSpec): void {
     enqueue(this.rateLimits, method, { spec, remaining: spec.times ?? 1 });
+  }
+
+  delayNext(method: string, spec: DelaySpec): void {
+    enqueue(this.delays, method, { spec, remaining: spec.times ?? 1 });
+  }
+
+  /** How late this call's answer is sent (ms, 0 = at once); consumes one use of the matching delay. */
+  takeDelay(method: string): number {
+    return consume(this.delays, method)?.ms ?? 0;
   }
 
   /** The injected or rate-limited answer for this call, if any; consumes one use of the matching injection. */

@@ -3,7 +3,7 @@ export { FakeSlack, startFakeSlack, type FakeSlackOptions, type PostResult, type
 export * from './blockkit.js';
 export * from './events.js';
 export type { DeliveryRecord } from './app-link.js';
-export type { FailSpec, PostRate, RateLimitSpec } from './faults.js';
+export type { DelaySpec, FailSpec, PostRate, RateLimitSpec } from './faults.js';
 export { INTEGRATION_BOT_ID, WEBHOOK_BOT_ID, type BotPost, type UserPost, type WebhookPayload } from './inbound.js';
 export { PERMALINK_BASE } from './methods/chat.js';
 export type { ResponseUrlPost } from './response-urls.js';

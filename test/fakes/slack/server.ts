@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { answerApiCall } from './api.js';
 import { AppLink, type DeliveryRecord } from './app-link.js';
 import type { DeliveryOptions, DeliveryResult, SlashCommandInput } from './events.js';
-import { Faults, type FailSpec, type PostRate, type RateLimitSpec } from './faults.js';
+import { Faults, type DelaySpec, type FailSpec, type PostRate, type RateLimitSpec } from './faults.js';
 import { botMessage, messageEventFor, userMessage, webhookMessage, type BotPost, type UserPost } from './inbound.js';
 import { parseParams, readRawBody, tokenOf } from './request.js';
 import { ResponseUrls, type ResponseUrlPost } from './response-urls.js';
@@ -144,8 +144,14 @@ export class FakeSlack {
       const messages = (reply.body.response_metadata as { messages?: string[] } | undefined)?.messages ?? [];
       this.rejections.push({ method, error: reply.body.error ?? 'unknown', messages, body: params, at: call.at });
     }
-    res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', ...reply.headers }).end(JSON.stringify(reply.body));
-    this.waiters.notify();
+    const answer = () => {
+      // A client that gave up (timed out) has closed the connection: nothing to answer.
+      if (!res.destroyed) res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', ...reply.headers }).end(JSON.stringify(reply.body));
+      this.waiters.notify();
+    };
+    const delay = this.faults.takeDelay(method);
+    if (delay > 0) setTimeout(answer, delay).unref();
+    else answer();
   }
 
   private handleWebhook(res: ServerResponse, channel: string, raw: string): void {
@@ -234,6 +240,11 @@ export class FakeSlack {
 
   rateLimitNext(method: string, spec: RateLimitSpec): void {
     this.faults.rateLimitNext(method, spec);
+  }
+
+  /** The next `times` calls to `method` are processed, but answered `ms` late. */
+  delayNext(method: string, spec: DelaySpec): void {
+    this.faults.delayNext(method, spec);
   }
 
   // ---- inspection ------------------------------------------------------------------------------------------
