@@ -2,6 +2,7 @@
  * `/sre investigate <free text or alert link>`: a Slack message link points at an alert post to parse; free text
  * becomes a `manual` Alert whose labels come from the Kubernetes target hints in it (see parse/targets.ts).
  */
+import { cutRedacted } from '../redact/index.js';
 import { extractTargetHints } from './parse/targets.js';
 import type { Alert } from './types.js';
 
@@ -16,6 +17,7 @@ export const INVESTIGATE_USAGE =
 /** Slack message permalinks: `https://<workspace>.slack.com/archives/<channel>/p<ts without dot>[?thread_ts=…&cid=…]`. */
 const PERMALINK = /^<?(https:\/\/[a-z0-9-]+(?:\.enterprise)?\.slack\.com\/archives\/([A-Z0-9]+)\/p(\d{10})(\d{6})(?:\?([^\s>|]*))?)(?:\|[^>]*)?>?$/i;
 
+/** `text` must already be redacted: the title is cut from it, and a secret cut in half matches no detector. */
 export function parseInvestigateText(text: string, now: Date = new Date()): InvestigateInput {
   const trimmed = text.trim();
   if (!trimmed) return { error: `Tell me what to investigate. ${INVESTIGATE_USAGE}` };
@@ -36,13 +38,13 @@ export function parseInvestigateText(text: string, now: Date = new Date()): Inve
   if (Object.keys(hints.labels).length === 0 && labelValues.length === 0) {
     return { error: `I could not find a service, workload or symptom in that. ${INVESTIGATE_USAGE}` };
   }
-  const title = trimmed.slice(0, 1024);
+  const title = cutRedacted(trimmed, 1024);
   return {
     alert: {
       source: 'manual',
       status: 'firing',
       title,
-      alertName: title.slice(0, 200),
+      alertName: cutRedacted(title, 200),
       labels: hints.labels,
       labelValues,
       annotations: {},

@@ -1,3 +1,4 @@
+import { cutRedacted } from '../redact/index.js';
 import type { ChangeEvent } from './types.js';
 
 /** A message posted in a change-announcement channel (deploy bots, CI, flag tools, people). */
@@ -12,12 +13,19 @@ export interface AnnouncementMessage {
 }
 
 const MENTION = /<@([UW][A-Z0-9]+)(?:\|[^>]+)?>/g;
+/** Markup characters, except inside a redaction placeholder (`[REDACTED:github_token:1a2b3c4d]` keeps its `_`). */
+const MARKUP = /\[REDACTED:[a-z0-9_]{1,40}:[0-9a-f]{8}\]|[*_`~]/g;
+
+/**
+ * Slack mrkdwn to matchable plain text. Lossy (markup characters go), so the text must be redacted before
+ * it gets here: `_ghp_…_` would come out as `ghp…`, which no detector knows.
+ */
 const clean = (s: string) =>
   s
     .replace(MENTION, '@$1')
     .replace(/<(https?:[^|>]+)\|([^>]+)>/g, '$2')
     .replace(/<(https?:[^>]+)>/g, '$1')
-    .replace(/[*_`~]/g, '')
+    .replace(MARKUP, (m) => (m.length > 1 ? m : ''))
     .replace(/\s+/g, ' ')
     .trim();
 
@@ -53,8 +61,8 @@ const RULES: Rule[] = [
       actor: m.groups!['actor']!,
       kind: 'flag',
       target: { kind: 'FeatureFlag', name: m.groups!['flag']! },
-      after: m.groups!['what']?.slice(0, 120),
-      summary: `flag ${m.groups!['flag']} changed${m.groups!['env'] ? ` in ${m.groups!['env']}` : ''} by ${m.groups!['actor']}${m.groups!['what'] ? `: ${m.groups!['what'].slice(0, 80)}` : ''}`,
+      after: m.groups!['what'] !== undefined ? cutRedacted(m.groups!['what'], 120) : undefined,
+      summary: `flag ${m.groups!['flag']} changed${m.groups!['env'] ? ` in ${m.groups!['env']}` : ''} by ${m.groups!['actor']}${m.groups!['what'] ? `: ${cutRedacted(m.groups!['what'], 80)}` : ''}`,
     }),
   },
   {
@@ -91,9 +99,12 @@ const RULES: Rule[] = [
   },
 ];
 
-/** A change announcement as a ChangeEvent, or undefined when the message announces nothing Vigil recognises. */
+/**
+ * A change announcement as a ChangeEvent, or undefined when the message announces nothing Vigil recognises.
+ * `a.text` must already be redacted (see `clean`); the event is redacted again before it is stored.
+ */
 export function parseAnnouncement(a: AnnouncementMessage): ChangeEvent | undefined {
-  const text = clean(a.text).slice(0, 2000);
+  const text = cutRedacted(clean(a.text), 2000);
   for (const rule of RULES) {
     const m = rule.re.exec(text);
     if (!m) continue;

@@ -12,6 +12,6 @@
 export { createRedactor } from './redactor.js';
 export { redactForLog, type PinoRedactionOptions } from './log.js';
 export { DETECTORS } from './detectors/index.js';
-export { isPlaceholder } from './placeholder.js';
+export { clipRedacted, cutRedacted, isPlaceholder } from './placeholder.js';
 export { sensitiveKeyKind } from './sensitive-keys.js';
 export type { Detector, DetectContext, ExtraPattern, RedactionFinding, Redactor, RedactorOptions, Span } from './types.js';

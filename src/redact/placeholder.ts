@@ -10,6 +10,8 @@ import { createHmac, randomBytes } from 'node:crypto';
 const PROCESS_SALT = randomBytes(32).toString('hex');
 
 const KIND_SOURCE = '[a-z0-9_]{1,40}';
+/** `[REDACTED:` + a 40-character kind + `:` + 8 hex + `]`. */
+const PLACEHOLDER_MAX_LENGTH = 10 + 40 + 1 + 8 + 1;
 const PLACEHOLDER_SOURCE = String.raw`\[REDACTED:${KIND_SOURCE}:[0-9a-f]{8}\]`;
 
 /** Every placeholder in a text; its spans are never scanned again (that is what makes redaction idempotent). */
@@ -44,4 +46,24 @@ export function createPlaceholderFn(salt: string = PROCESS_SALT): PlaceholderFn 
     }
     return `[REDACTED:${kind}:${digest}]`;
   };
+}
+
+/**
+ * `s` cut to at most `max` characters, for text that was redacted first (the one safe order: a secret cut
+ * before redaction is too short for its detector). A placeholder the cut would split goes whole, so a
+ * title never ends in `[REDACTED:github_to`.
+ */
+export function cutRedacted(s: string, max: number): string {
+  if (s.length <= max) return s;
+  // Only a placeholder that starts within its own length of the cut can straddle it.
+  for (let i = s.indexOf('[REDACTED:', Math.max(0, max - PLACEHOLDER_MAX_LENGTH)); i >= 0 && i < max; i = s.indexOf('[REDACTED:', i + 1)) {
+    const end = s.indexOf(']', i);
+    if (end >= max && isPlaceholder(s.slice(i, end + 1))) return s.slice(0, i);
+  }
+  return s.slice(0, Math.max(0, max));
+}
+
+/** `cutRedacted` that marks the cut with `…`, within `max` characters. */
+export function clipRedacted(s: string, max: number): string {
+  return s.length <= max ? s : `${cutRedacted(s, max - 1)}…`;
 }

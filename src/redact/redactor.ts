@@ -1,6 +1,6 @@
 import { DETECTORS } from './detectors/index.js';
 import { createPlaceholderFn, normaliseKind } from './placeholder.js';
-import { scanText } from './scan.js';
+import { mergeFindings, scanText, withoutMarkupUnderscores } from './scan.js';
 import type { DetectContext, Detector, ExtraPattern, RedactionFinding, Redactor, RedactorOptions } from './types.js';
 import { ValueWalker, type WalkDeps } from './values.js';
 
@@ -41,7 +41,11 @@ export function createRedactor(opts: RedactorOptions = {}): Redactor {
   const findings = (s: string): RedactionFinding[] => {
     if (s.length < 6) return [];
     const ctx: DetectContext = { text: s, isAllowedEmail };
-    return scanText(detectors, ctx);
+    const found = scanText(detectors, ctx);
+    // Text from chat may wrap a secret in markup (`_ghp_…_`): scan it again with the markup blanked, and
+    // add what only that reading finds. The text as written wins where the two overlap.
+    const plain = withoutMarkupUnderscores(s);
+    return plain === s ? found : mergeFindings(found, scanText(detectors, { text: plain, isAllowedEmail }));
   };
 
   const redactText = (s: string): string => {

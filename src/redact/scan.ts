@@ -71,3 +71,27 @@ export function scanText(detectors: readonly Detector[], ctx: DetectContext): Re
   for (const detector of detectors) taken = claim(taken, found, candidates(detector, ctx));
   return found.sort((a, b) => a.start - b.start);
 }
+
+/**
+ * `first` plus the findings of `second` that overlap none of `first` (both as `scanText` returns them:
+ * sorted, non-overlapping). Linear.
+ */
+export function mergeFindings(first: RedactionFinding[], second: RedactionFinding[]): RedactionFinding[] {
+  if (second.length === 0) return first;
+  const found = [...first];
+  claim(first.map(({ start, end }) => ({ start, end })), found, second);
+  return found.sort((a, b) => a.start - b.start);
+}
+
+/**
+ * Chat markup turns `_` into a delimiter: Slack's italics (`_ghp_…_`), which detectors read as part of the
+ * token (`_` is a word character) and so miss. This is the text with every `_` that opens or closes such a
+ * span blanked: an `_` not preceded by a word character and followed by a non-blank, or one preceded by a
+ * non-blank and not followed by a word character (Slack's own rule, near enough). Same length, so offsets
+ * carry over; `snake_case`, `__init__` and `sk_live_…` keep theirs.
+ */
+const MARKUP_UNDERSCORE = /(?<![A-Za-z0-9_])_(?=[^\s_])|(?<=[^\s_])_(?![A-Za-z0-9_])/g;
+
+export function withoutMarkupUnderscores(s: string): string {
+  return s.includes('_') ? s.replace(MARKUP_UNDERSCORE, ' ') : s;
+}

@@ -25,6 +25,8 @@ const SUFFIX_KINDS: ReadonlyArray<readonly [suffix: string, kind: string]> = [
   // Redis/Valkey: the server password and the one a replica uses to reach its primary.
   ['requirepass', 'password'],
   ['masterauth', 'password'],
+  // Rails' cookie-signing secret (`SECRET_KEY_BASE`): its last word is `base`, which names nothing.
+  ['secretkeybase', 'secret'],
 ];
 
 /**
@@ -33,6 +35,7 @@ const SUFFIX_KINDS: ReadonlyArray<readonly [suffix: string, kind: string]> = [
  */
 const EXACT_KINDS: ReadonlyMap<string, string> = new Map([
   ['pwd', 'password'],
+  ['pw', 'password'],
   ['auth', 'authorization'],
 ]);
 
@@ -46,6 +49,9 @@ const LAST_WORD_KINDS: ReadonlyMap<string, string> = new Map([
   ['pw', 'password'],
   ['pwd', 'password'],
   ['key', 'secret'],
+  // `REDIS_AUTH`, `BASIC_AUTH`, `X-Auth`: the credential itself, but also settings (`jwtAuth: enabled`), so
+  // kind `secret` (its value must look like a credential) and settings blocks stay (see isWholeWordOnlyKey).
+  ['auth', 'secret'],
 ]);
 
 /**
@@ -106,12 +112,15 @@ export function sensitiveKey(key: string): { kind: string; shapeChecked: boolean
   const words = keyWords(key);
   const last = words.length >= 2 ? words[words.length - 1]! : undefined;
   const kind = last !== undefined ? LAST_WORD_KINDS.get(last) : undefined;
-  return kind !== undefined && !NON_SECRET_KEYS.has(k) ? { kind, shapeChecked: last === 'key' } : undefined;
+  return kind !== undefined && !NON_SECRET_KEYS.has(k) ? { kind, shapeChecked: last === 'key' || last === 'auth' } : undefined;
 }
 
 /** True for keys whose sensitivity does not pass to nested objects (`auth: {enabled: true, database: x}`). */
 export function isWholeWordOnlyKey(key: string): boolean {
-  return EXACT_KINDS.has(normaliseKey(key));
+  if (EXACT_KINDS.has(normaliseKey(key))) return true;
+  // `redisAuth: {enabled: true, …}` is a settings block like `auth:`; only a scalar under it is a credential.
+  const words = keyWords(key);
+  return words.length >= 2 && words[words.length - 1] === 'auth';
 }
 
 /**

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseAnnouncement } from '../../src/changes/announcements.js';
+import { createRedactor, isPlaceholder } from '../../src/redact/index.js';
+import { chars, seededRandom } from '../redact/planted.js';
 
 const at = new Date('2026-11-29T14:00:00Z');
 const msg = (text: string, author = 'deploybot') => ({ channel: 'C0DEPLOYS', ts: '1795960000.000100', text, author, at });
@@ -20,5 +22,33 @@ describe('parseAnnouncement', () => {
 
   it.each(['lunch is here', 'who broke the build?', 'deploy freeze starts friday'])('ignores chatter: %s', (text) => {
     expect(parseAnnouncement(msg(text))).toBeUndefined();
+  });
+});
+
+describe('parseAnnouncement: redacted first, then cleaned and cut', () => {
+  const redactor = createRedactor({ salt: 'announce' });
+  const rng = seededRandom(5);
+  const ALNUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+  // Assembled at run time so the repository holds no literal token.
+  const ghp = 'gh' + 'p_' + 'Q7r' + chars(rng, ALNUM, 33);
+  const stripe = 'sk' + '_live_' + 'X4y' + chars(rng, ALNUM, 21);
+  // Cleaning strips `_*~`, so `_ghp_…_` would read `ghp…`; the summary keeps 80 characters of the change
+  // and `after` 120, so `*sk_live_…*` straddles one cut.
+  const raw = `alice changed the flag pricing.v2 in production: rotated _${ghp}_ and ${'x'.repeat(60)} *${stripe}* for checkout`;
+  const windows = (s: string) => Array.from({ length: s.length - 11 }, (_, i) => s.slice(i, i + 12)).concat(s.replace(/_/g, '').slice(0, 12));
+  const leaked = (c: unknown, secret: string) => windows(secret).some((w) => JSON.stringify(c).includes(w));
+
+  it('the other order leaks: cleaned and cut first, the tokens no longer match a detector', () => {
+    const late = redactor.redactValue(parseAnnouncement(msg(raw)));
+    expect(leaked(late, ghp) || leaked(late, stripe)).toBe(true);
+  });
+
+  it('redacted first: nothing of either token survives, and placeholders come through cleaning whole', () => {
+    const c = parseAnnouncement(msg(redactor.redactText(raw)));
+    expect(c).toMatchObject({ kind: 'flag', target: { name: 'pricing.v2' } });
+    expect(leaked(c, ghp)).toBe(false);
+    expect(leaked(c, stripe)).toBe(false);
+    expect(c!.after).toContain('[REDACTED:github_token:');
+    for (const p of JSON.stringify(c).match(/\[REDACTED[^\]]*\]?/g) ?? []) expect(isPlaceholder(p), p).toBe(true);
   });
 });

@@ -101,6 +101,25 @@ describe('detectors: every planted kind in a log line', () => {
       '+1 '.repeat(50_000),
       '://' + 'a:'.repeat(100_000),
       'x.'.repeat(100_000) + '@' + 'y.'.repeat(100_000),
+      // The detectors that look back from a flag or ahead from a word, and the base64 and markup passes
+      // (~60 KB each: a quadratic pass would still take seconds, and the suite runs these under load).
+      'mysql -p'.repeat(8_000),
+      'curl -u a:'.repeat(6_000),
+      'redis-cli -a '.repeat(5_000),
+      'password is '.repeat(5_000),
+      'the password for '.repeat(4_000),
+      'aws_secret '.repeat(6_000),
+      'a='.repeat(30_000),
+      'ew' + 'A'.repeat(60_000),
+      'ew'.repeat(30_000),
+      'x%40'.repeat(15_000),
+      'DE89'.repeat(15_000),
+      'DE89 '.repeat(12_000),
+      '123-45-'.repeat(9_000),
+      'name: x\n'.repeat(8_000),
+      '_a_ '.repeat(15_000),
+      'sig='.repeat(15_000),
+      'hvs.'.repeat(15_000),
     ];
     for (const s of inputs) {
       const t0 = performance.now();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createRedactor, isPlaceholder } from '../../src/redact/index.js';
+import { createRedactor, cutRedacted, isPlaceholder } from '../../src/redact/index.js';
 import { plantAll, seededRandom } from './planted.js';
 
 const planted = plantAll(seededRandom(99));
@@ -38,5 +38,17 @@ describe('placeholders', () => {
     expect(r.findings(once)).toEqual([]);
     const value = r.redactValue({ env: [{ name: 'API_TOKEN', value: 'abc123XYZ' }], log: text });
     expect(r.redactValue(value)).toEqual(value);
+  });
+});
+
+describe('cutRedacted', () => {
+  const p = '[REDACTED:github_token:1a2b3c4d]';
+
+  it('cuts like slice, but never through a placeholder', () => {
+    expect(cutRedacted('short', 10)).toBe('short');
+    expect(cutRedacted('abcdef', 3)).toBe('abc');
+    expect(cutRedacted(`key ${p} tail`, 10)).toBe('key ');
+    expect(cutRedacted(`key ${p} tail`, 4 + p.length)).toBe(`key ${p}`);
+    expect(cutRedacted(`${p}${p}`, p.length + 5)).toBe(p);
   });
 });

@@ -1,6 +1,7 @@
 /** Assembles an `Alert` from what a parser found, applying the rules every source shares. */
 import type { Alert, AlertMember, AlertSource, AlertStatus } from '../types.js';
 import type { ParseContext } from './types.js';
+import { cutRedacted } from '../../redact/index.js';
 import { pickSeverity } from './severity.js';
 
 export interface AlertParts {
@@ -26,14 +27,15 @@ export function buildAlert(ctx: ParseContext, parts: AlertParts): Alert {
   const alert: Alert = {
     source: parts.source,
     status: parts.status,
-    title: (ctx.flat.headline || parts.alertName).slice(0, MAX_TITLE),
-    alertName: parts.alertName.slice(0, 256),
+    // The message was redacted before parsing (see IncidentDesk); cuts keep placeholders whole.
+    title: cutRedacted(ctx.flat.headline || parts.alertName, MAX_TITLE),
+    alertName: cutRedacted(parts.alertName, 256),
     labels,
     labelValues,
     annotations: parts.annotations ?? {},
     count: parts.count ?? 1,
     startsAt: ctx.postedAt,
-    text: bodyText(ctx).slice(0, MAX_TEXT),
+    text: cutRedacted(bodyText(ctx), MAX_TEXT),
   };
   if (parts.members && parts.members.length > 1) alert.members = parts.members.slice(0, 50);
   const startsAt = parts.startsAt ?? startedAnnotation(parts.annotations, ctx.postedAt);

@@ -9,6 +9,7 @@ import { readKeyedText } from './labels.js';
 import { pickSeverity, severityInText } from './severity.js';
 import { alertNameFromSubject, parseSubject } from './subject.js';
 import { extractTargetHints } from './targets.js';
+import { cutRedacted } from '../../redact/index.js';
 
 const ALERT_WORDS =
   /\b(alert(?:ing)?|alarm|firing|triggered|critical|warning|down|outage|incident|error(?:s)?|fail(?:ed|ing|ure)|degraded|unhealthy|unavailable|crash ?loop\w*|oom\w*|timeouts?|5xx|latency|saturat\w+|resolved|recovered|sev[- ]?\d|p[1-5])\b|:rotating_light:|:red_circle:|:fire:|🚨|🔴|🔥/i;
@@ -52,16 +53,15 @@ function parseGenericPost(ctx: ParseContext): ParseResult {
 
 /** `:red_circle: ALERT: checkout-api is DOWN: https://… (…)` → `checkout-api is DOWN`. */
 function cleanHeadline(headline: string): string {
-  return (
-    headline
-      .replace(/:[a-z0-9_+-]+:/g, ' ')
-      .replace(/[\u{1F300}-\u{1FAFF}\u{2600}-\u{27BF}]/gu, ' ')
-      .replace(/https?:\/\/\S+/g, ' ')
-      .replace(/\([^)]*\)/g, ' ')
-      .replace(/^\s*\[?(alert|alarm|firing|triggered|warning|critical|resolved|recovered)\]?\s*[:!-]?\s*/i, '')
-      .replace(/\s+/g, ' ')
-      .replace(/[\s:;,.-]+$/, '')
-      .trim()
-      .slice(0, 200) || headline.slice(0, 200)
-  );
+  const cleaned = headline
+    // Emoji codes, but not the `:kind:` inside a redaction placeholder (the message is redacted before parsing).
+    .replace(/(?<!\[REDACTED):[a-z0-9_+-]+:/g, ' ')
+    .replace(/[\u{1F300}-\u{1FAFF}\u{2600}-\u{27BF}]/gu, ' ')
+    .replace(/https?:\/\/\S+/g, ' ')
+    .replace(/\([^)]*\)/g, ' ')
+    .replace(/^\s*\[?(alert|alarm|firing|triggered|warning|critical|resolved|recovered)\]?\s*[:!-]?\s*/i, '')
+    .replace(/\s+/g, ' ')
+    .replace(/[\s:;,.-]+$/, '')
+    .trim();
+  return cutRedacted(cleaned, 200) || cutRedacted(headline, 200);
 }

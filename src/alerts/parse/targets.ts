@@ -35,6 +35,8 @@ export function extractTargetHints(input: string): TargetHints {
   const labels: Record<string, string> = {};
   const names: string[] = [];
   let text = ` ${input
+    // Text is redacted before it is parsed: a placeholder names no target (and its `:kind:` is no emoji).
+    .replace(/\[REDACTED:[a-z0-9_]{1,40}:[0-9a-f]{8}\]/g, ' ')
     .replace(/<?https?:\/\/\S+/g, ' ')
     .replace(/:[a-z0-9_+-]+:/g, ' ')
     .replace(/[()[\]{}]/g, ' ')} `;

@@ -8,6 +8,7 @@
  */
 import { z } from 'zod';
 import { builtinKind } from '../kubernetes/objects.js';
+import { clipRedacted } from '../../redact/index.js';
 import { boundedData, type EvidenceTool, type ToolResult } from '../tool.js';
 import type { Citation, ComponentRef } from '../types.js';
 import { nodeId, WORKLOAD_KINDS, type Edge, type Topology } from '../../topology/graph.js';
@@ -98,7 +99,8 @@ export function topologyTool(graphs: ClusterGraphs): EvidenceTool<typeof paramet
         status: 'success',
         citation,
         data: bounded.data,
-        evidence: [{ kind: 'object', summary: ctx.redactor.redactText(summary.length > 400 ? `${summary.slice(0, 399)}…` : summary), citation, observedAt: view.readAt }],
+        // Redacted, then cut: a cut first can leave a secret too short for its detector.
+        evidence: [{ kind: 'object', summary: clipRedacted(ctx.redactor.redactText(summary), 400), citation, observedAt: view.readAt }],
         truncated: bounded.truncated,
       };
     },

@@ -119,12 +119,15 @@ export const labelledSecretDetector: Detector = {
   name: 'labelled_secret',
   kind: 'secret',
   pattern:
-    /(?<word>pass(?:word|wd|phrase)?|secret|token|key|authorization|cookie|credentials?|dsn|pwd?|auth)[0-9]*\\?["']?[ \t]{0,3}(?<sep>[:=])[ \t]{0,3}(?:"(?<dq>(?:[^"\\\r\n]|\\.){0,4000})"|\\"(?<eq>[^"\\\r\n]{0,4000})\\"|'(?<sq>[^'\r\n]{0,4000})'|(?<bare>[^\s"'&;,<>\\]{1,4000}))/dgi,
+    // `key_base` for Rails' SECRET_KEY_BASE, whose last word names nothing on its own.
+    /(?<word>pass(?:word|wd|phrase)?|secret|token|key(?:_?base)?|authorization|cookie|credentials?|dsn|pwd?|auth)[0-9]*\\?["']?[ \t]{0,3}(?<sep>[:=])[ \t]{0,3}(?:"(?<dq>(?:[^"\\\r\n]|\\.){0,4000})"|\\"(?<eq>[^"\\\r\n]{0,4000})\\"|'(?<sq>[^'\r\n]{0,4000})'|(?<bare>[^\s"'&;,<>\\]{1,4000}))/dgi,
   select: (m, { text }): Span | null => {
     const key = keyEndingAt(text, m.index, m.groups?.['word'] ?? '');
     if (key === undefined) return null;
     const kind = sensitiveKeyKind(key);
-    if (kind === undefined || OWN_DETECTOR_KINDS.has(kind)) return null;
+    // A bare `auth` key (`.npmrc` `_auth=`, Docker config `"auth": "…"`) is base64(user:password), not a
+    // header: the authorization detector never sees it, so it is taken here.
+    if (kind === undefined || (OWN_DETECTOR_KINDS.has(kind) && m.groups?.['word']?.toLowerCase() !== 'auth')) return null;
     const span = groupSpan(m, 'dq') ?? groupSpan(m, 'eq') ?? groupSpan(m, 'sq') ?? groupSpan(m, 'bare');
     if (!span || span.end === span.start) return null;
     const value = text.slice(span.start, span.end);
@@ -202,3 +205,138 @@ export function argvSecretKind(flag: string, value: string): string | undefined 
   if (kind === 'password' || kind === 'private_key' || kind === 'dsn') return kind;
   return looksLikeCredential(value) && !FILE_PATH.test(value) ? kind : undefined;
 }
+
+/** The inside of a quoted span (`'pw'` → `pw`), or the span itself. */
+function unquoted(text: string, span: Span): Span {
+  const first = text[span.start];
+  if ((first === "'" || first === '"') && span.end - span.start >= 3 && text[span.end - 1] === first) return { start: span.start + 1, end: span.end - 1 };
+  return span;
+}
+
+/** How far back from a flag its command may be: a long command line, not a whole log. */
+const COMMAND_REACH = 300;
+
+/**
+ * Whether `command` (a regex source of command names) is the command the flag at `flagStart` belongs to:
+ * it appears on the same line within COMMAND_REACH characters, with no `|`, `;` or `&` (another command)
+ * in between. The detectors below match at the flag, which is rare, and look back from there, rather than
+ * scanning forward from every command name (that is quadratic on a line full of command names).
+ */
+function onCommandLine(text: string, flagStart: number, command: RegExp): boolean {
+  // Every search stays inside the window, so a line of many flags costs COMMAND_REACH per flag at most.
+  const window = text.slice(Math.max(0, flagStart - COMMAND_REACH), flagStart);
+  const cut = Math.max(window.lastIndexOf('\n'), window.lastIndexOf('|'), window.lastIndexOf(';'), window.lastIndexOf('&'));
+  return command.test(cut >= 0 ? window.slice(cut + 1) : window);
+}
+
+/** The quoted or bare value of a password flag, unless it is a reference or a mask. */
+function flagSecret(m: RegExpExecArray, text: string, command: RegExp): Span | null {
+  const span = groupSpan(m, 'secret');
+  if (!span || !onCommandLine(text, m.index, command) || isNonSecretValue(text.slice(span.start, span.end))) return null;
+  return unquoted(text, span);
+}
+
+const MYSQL_COMMAND = /(?:^|[\s/"'`(])(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlsh|mariadb|mariadb-dump)[ \t]/;
+const REDIS_COMMAND = /(?:^|[\s/"'`(])(?:redis-cli|valkey-cli|keydb-cli)[ \t]/;
+const SSHPASS_COMMAND = /(?:^|[\s/"'`(])sshpass[ \t]/;
+const CURL_COMMAND = /(?:^|[\s/"'`(])curl[ \t]/;
+
+/**
+ * `mysql -uapp -pS3cret …` (also mysqldump, mysqladmin, mariadb): the password glued to `-p`, which no
+ * `key=value` rule sees. `-p` with a space after it prompts, and `-P 3306` is the port, so neither is taken.
+ */
+export const mysqlPasswordFlagDetector: Detector = {
+  name: 'mysql_password_flag',
+  kind: 'password',
+  pattern: /(?<=[ \t])-p(?<secret>'[^'\r\n]{1,256}'|"[^"\r\n]{1,256}"|[^\s'"]{1,256})/dg,
+  hints: ['mysql', 'mariadb'],
+  select: (m, { text }) => flagSecret(m, text, MYSQL_COMMAND),
+};
+
+/** `redis-cli -a <password>` / `--pass <password>` and `sshpass -p <password>`: the value after the flag. */
+export const redisCliPasswordDetector: Detector = {
+  name: 'cli_password_flag',
+  kind: 'password',
+  pattern: /(?<=[ \t])(?<flag>-a|--pass|-p)(?:[ \t]+|=)(?<secret>'[^'\r\n]{1,256}'|"[^"\r\n]{1,256}"|[^\s'"-][^\s'"]{0,255})/dg,
+  hints: ['-cli', 'sshpass'],
+  select: (m, { text }) => flagSecret(m, text, m.groups?.['flag'] === '-p' ? SSHPASS_COMMAND : REDIS_COMMAND),
+};
+
+/**
+ * `curl -u user:password …` / `curl --user user:password`: the part after the first `:` goes, the user stays.
+ * Only on a curl command line: elsewhere `-u 1000:1000` is a uid:gid.
+ */
+export const curlUserDetector: Detector = {
+  name: 'curl_user_password',
+  kind: 'password',
+  pattern: /(?<=[ \t])(?:-[A-Za-z]{0,4}u|--user)(?:[ \t]+|=)?["']?[^\s:"']{0,128}:(?<secret>[^\s"']{1,256})/dg,
+  hints: ['curl'],
+  select: (m, { text }) => {
+    const span = groupSpan(m, 'secret');
+    return span && onCommandLine(text, m.index, CURL_COMMAND) && !isNonSecretValue(text.slice(span.start, span.end)) ? span : null;
+  },
+};
+
+/**
+ * Words that follow "the password is" in ordinary sentences (`password is incorrect`, `token was
+ * rejected`). Past participles and gerunds (`…ed`, `…ing`) are skipped too, by rule, below.
+ */
+const PROSE_NON_SECRETS = new Set(
+  (
+    'a an the not no too now still also only this that it its what here there same different ' +
+    'incorrect invalid wrong required missing empty blank unset set correct valid ok okay fine weak strong short long good bad ' +
+    'null none unknown needed mandatory optional insecure secure known visible hidden present absent old new current stale ' +
+    'in on at for to from of by with via being reset sent shown given taken written stolen expire change rotate update'
+  ).split(' '),
+);
+
+/**
+ * Secrets told in words: `the admin password is hunter2`, `db password was set to Xy9…`, `token is now
+ * ghx…`. The value is the next word, minus trailing sentence punctuation; an ordinary word after the verb
+ * (`password is incorrect`, `password was reset`) is not a secret. Tokens, secrets and keys are also names
+ * and prose far more often, so their value must look like a credential.
+ */
+export const proseSecretDetector: Detector = {
+  name: 'prose_secret',
+  kind: 'password',
+  pattern:
+    /(?<![A-Za-z0-9_-])(?<word>password|passwd|passphrase|passcode|pw|pwd|secret|token|api[ _-]?key)(?:[ \t]+(?:for|of|on)[ \t]+[A-Za-z0-9_.@/:-]{1,64})?[ \t]+(?:is|was)(?:[ \t]+(?:now|still|set to|changed to|reset to))?[ \t]+["'`]?(?<secret>[^\s"'`]{1,256})/dgi,
+  hints: ['pass', 'pw', 'PW', 'Pass', 'PASS', 'secret', 'Secret', 'SECRET', 'token', 'Token', 'TOKEN', 'key', 'Key', 'KEY', 'pwd', 'PWD'],
+  select: (m, { text }) => {
+    const span = groupSpan(m, 'secret');
+    if (!span) return null;
+    let end = span.end;
+    while (end > span.start && /[.,;:!?)\]]/.test(text[end - 1] ?? '')) end--;
+    const value = text.slice(span.start, end);
+    const word = (m.groups?.['word'] ?? '').toLowerCase();
+    if (value === '' || isNonSecretValue(value, 'password', word)) return null;
+    const lower = value.toLowerCase();
+    if (/^[a-z]+$/.test(lower) && (PROSE_NON_SECRETS.has(lower) || /(?:ed|ing)$/.test(lower))) return null;
+    const password = word.startsWith('pass') || word === 'pw' || word === 'pwd';
+    if (!password && !looksLikeCredential(value)) return null;
+    return { start: span.start, end, kind: password ? 'password' : word === 'token' ? 'token' : 'secret' };
+  },
+};
+
+/**
+ * A `{name, value}` env pair written out as text: Kubernetes YAML (`- name: DB_PASSWORD` then `value: …` on
+ * the next line) or JSON (`{"name":"DB_PASSWORD","value":"…"}`) in a log, a pasted manifest or an error.
+ * The structural walk handles parsed objects; this is the same rule for text. The name decides.
+ */
+export const envPairTextDetector: Detector = {
+  name: 'env_pair_text',
+  kind: 'secret',
+  pattern:
+    /(?<![A-Za-z0-9_-])name\\?["']?[ \t]{0,3}:[ \t]{0,3}\\?["']?(?<key>[A-Za-z_][A-Za-z0-9_.-]{0,80})\\?["']?[ \t]*(?:,[ \t]*|\r?\n[ \t]{0,40})\\?["']?value\\?["']?[ \t]{0,3}:[ \t]{0,3}(?:\\?"(?<dq>[^"\\\r\n]{1,4000})\\?"|'(?<sq>[^'\r\n]{1,4000})'|(?<bare>[^\s"'\\,}]{1,4000}))/dg,
+  hints: ['name'],
+  select: (m, { text }) => {
+    const key = m.groups?.['key'] ?? '';
+    const kind = sensitiveKeyKind(key);
+    const span = groupSpan(m, 'dq') ?? groupSpan(m, 'sq') ?? groupSpan(m, 'bare');
+    if (kind === undefined || OWN_DETECTOR_KINDS.has(kind) || !span) return null;
+    const value = text.slice(span.start, span.end);
+    if (isNonSecretValue(value, kind, key)) return null;
+    const always = kind === 'password' || kind === 'private_key' || kind === 'dsn';
+    return always || looksLikeCredential(value) ? { ...span, kind } : null;
+  },
+};

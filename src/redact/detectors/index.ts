@@ -5,13 +5,18 @@ import {
   configDirectiveDetector,
   connectionStringPasswordDetector,
   cookieDetector,
+  curlUserDetector,
+  envPairTextDetector,
   flagValueDetector,
   labelledSecretDetector,
+  mysqlPasswordFlagDetector,
+  proseSecretDetector,
+  redisCliPasswordDetector,
   urlPasswordDetector,
 } from './credentials.js';
 import { jwtDetector } from './jwt.js';
-import { cardDetector, emailDetector, phoneDetector } from './personal-data.js';
-import { privateKeyDetector } from './private-keys.js';
+import { cardDetector, emailDetector, ibanDetector, phoneDetector, ssnDetector, urlEncodedEmailDetector } from './personal-data.js';
+import { googleCredentialsBase64Detector, privateKeyDetector } from './private-keys.js';
 import { providerTokenDetectors } from './provider-tokens.js';
 
 /**
@@ -22,16 +27,25 @@ import { providerTokenDetectors } from './provider-tokens.js';
 export const DETECTORS: readonly Detector[] = [
   privateKeyDetector,
   jwtDetector,
+  googleCredentialsBase64Detector,
   ...providerTokenDetectors,
   urlPasswordDetector,
   authorizationDetector,
   bearerDetector,
   cookieDetector,
   connectionStringPasswordDetector,
+  mysqlPasswordFlagDetector,
+  redisCliPasswordDetector,
+  curlUserDetector,
+  envPairTextDetector,
   labelledSecretDetector,
   configDirectiveDetector,
   flagValueDetector,
+  proseSecretDetector,
+  ibanDetector,
   cardDetector,
   emailDetector,
+  urlEncodedEmailDetector,
+  ssnDetector,
   phoneDetector,
 ];

@@ -4,12 +4,22 @@ import { matchSpan } from './spans.js';
 /**
  * Tokens with a recognisable provider prefix. Formats are the providers' documented ones
  * (AWS key-id prefixes, GitHub `gh?_`/`github_pat_`, Slack `xox?-`/`xapp-`, Stripe `sk_live_`, …).
- * Each pattern is anchored by its prefix and bounded, so it is cheap on large blobs.
+ * Each pattern is anchored by its prefix and bounded, so it is cheap on large blobs. Shapes added for
+ * Vault, Slack session tokens, Azure SAS and AWS secret keys follow the public rule definitions of gitleaks
+ * (`config/gitleaks.toml`) and secretlint's presets (`@secretlint/secretlint-rule-*`), adapted to JS
+ * regexes with the boundary lookarounds the scanner's linear-time contract needs (see types.ts).
  */
 
 /** Random secrets mix character classes; a 40-char all-lowercase-hex run next to a key id is a git SHA. */
 function mixedCase(s: string): boolean {
   return /[a-z]/.test(s) && /[A-Z]/.test(s);
+}
+
+/** The `secret` group when it looks random: upper, lower and a digit (AWS secret keys always have all three in practice). */
+function awsSecretSpan(m: RegExpExecArray): { start: number; end: number } | null {
+  const idx = m.indices?.groups?.['secret'];
+  const secret = m.groups?.['secret'] ?? '';
+  return idx && mixedCase(secret) && /[0-9]/.test(secret) ? { start: idx[0], end: idx[1] } : null;
 }
 
 export const providerTokenDetectors: readonly Detector[] = [
@@ -52,6 +62,26 @@ export const providerTokenDetectors: readonly Detector[] = [
     },
   },
   {
+    // Nearby wording rather than a strict `key=value`: `AWS_SECRET_ACCESS_KEY is …`, `--aws-secret-access-key …`,
+    // `aws_secret: "…"`, `aws secret key …`. The secret is AWS's 40-character base64 (secretlint's
+    // `@secretlint/secretlint-rule-aws` matches the same 40 characters after such a name).
+    name: 'aws_secret_key_near',
+    kind: 'aws_secret_key',
+    pattern:
+      /(?<![A-Za-z0-9])(?:aws[ _.-]?secret(?:[ _.-]?access)?(?:[ _.-]?key)?|secret[ _.-]?access[ _.-]?key)[^\r\n]{0,40}?(?<![A-Za-z0-9/+])(?<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])/dgi,
+    hints: ['aws', 'AWS', 'ccess', 'CCESS'],
+    select: (m) => awsSecretSpan(m),
+  },
+  {
+    // A bare `KEY=<40 base64>` with no telling name (`S3_SECRET=…`, `creds=…`): AWS's secret key shape
+    // alone. Upper, lower and digits all required, so git SHAs, hex digests and trace ids survive.
+    name: 'aws_secret_key_shape',
+    kind: 'aws_secret_key',
+    pattern: /(?<=[A-Za-z0-9_])[ \t]{0,2}=[ \t]{0,2}["']?(?<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])/dg,
+    hints: ['='],
+    select: (m) => awsSecretSpan(m),
+  },
+  {
     name: 'gcp_api_key',
     kind: 'gcp_api_key',
     pattern: /(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])/dg,
@@ -60,7 +90,9 @@ export const providerTokenDetectors: readonly Detector[] = [
   {
     name: 'github_token',
     kind: 'github_token',
-    pattern: /(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})(?![A-Za-z0-9_])/dg,
+    // The prefix is distinctive enough that a `_` around the token does not make it part of a word
+    // (`_ghp_…_` italics, `TOKEN_ghp_…`); gitleaks' `github-pat` rule has no boundary at all.
+    pattern: /(?<![A-Za-z0-9])(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})(?![A-Za-z0-9])/dg,
     hints: ['ghp_', 'gho_', 'ghu_', 'ghs_', 'ghr_', 'github_pat_'],
   },
   {
@@ -74,6 +106,37 @@ export const providerTokenDetectors: readonly Detector[] = [
     kind: 'slack_token',
     pattern: /(?<![A-Za-z0-9_-])(?:xox[abposre]-[A-Za-z0-9-]{10,250}|xoxe\.xox[bp]-[A-Za-z0-9-]{10,250}|xapp-[0-9]-[A-Za-z0-9-]{10,250})(?![A-Za-z0-9-])/dg,
     hints: ['xox', 'xapp-'],
+  },
+  {
+    // Browser-session credentials: `xoxc-` client tokens and the `d` cookie `xoxd-…`, which is URL-encoded
+    // base64 (`%2F`, `%2B`, `%3D`), so it needs a wider alphabet than the bot/user tokens above.
+    name: 'slack_session_token',
+    kind: 'slack_token',
+    pattern: /(?<![A-Za-z0-9_-])xox[cd]-[A-Za-z0-9%+/=_.-]{20,1000}(?![A-Za-z0-9%+/=_.-])/dg,
+    hints: ['xoxc-', 'xoxd-'],
+  },
+  {
+    // HashiCorp Vault service/batch/recovery tokens (Vault ≥ 1.10, `hvs.`/`hvb.`/`hvr.`). gitleaks'
+    // `vault-service-token` / `vault-batch-token` rules want 90+ characters; 24+ here, so a token a log
+    // line or a chat client shortened still goes: the `hv?.` prefix carries the weight.
+    name: 'vault_token',
+    kind: 'vault_token',
+    pattern: /(?<![A-Za-z0-9_.-])hv[sbr]\.[A-Za-z0-9_-]{24,300}(?![A-Za-z0-9_-])/dg,
+    hints: ['hvs.', 'hvb.', 'hvr.'],
+  },
+  {
+    // An Azure Storage shared access signature: the `sig=` parameter of a SAS URL or connection string is
+    // the HMAC that grants access (base64, usually URL-encoded). Other SAS parameters (sv, se, sp) stay.
+    name: 'azure_sas_signature',
+    kind: 'azure_sas',
+    pattern: /(?<![A-Za-z0-9_-])sig=(?<secret>(?:[A-Za-z0-9+/]|%2[BbFf]){20,200}(?:=|%3[Dd]){0,2})(?![A-Za-z0-9+/%=])/dg,
+    hints: ['sig='],
+    // A signature is random: it mixes cases and digits (keeps `sig=SIGTERM` and `sig=verified` out).
+    select: (m) => {
+      const idx = m.indices?.groups?.['secret'];
+      const secret = m.groups?.['secret'] ?? '';
+      return idx && mixedCase(secret) && /[0-9]/.test(secret) ? { start: idx[0], end: idx[1] } : null;
+    },
   },
   {
     // Keep the host so evidence still says "a Slack webhook"; the path is the credential.
