@@ -18,7 +18,7 @@ import { evidenceTools } from './evidence/tools.js';
 import { KubeReader, loadKubeConfig } from './evidence/kubernetes/client.js';
 import { LokiClient } from './evidence/loki/client.js';
 import { PrometheusClient } from './evidence/prometheus/client.js';
-import { BodyTooLargeError, readBody, sendJson, type Route } from './http/routes.js';
+import { BodyTooLargeError, bodySummary, readBody, sendJson, type Route } from './http/routes.js';
 import { recordAudit } from './incidents/audit.js';
 import { systemClock, type Clock } from './incidents/clock.js';
 import { IncidentDesk } from './incidents/desk.js';
@@ -128,6 +128,8 @@ function routesFor(config: Config, db: Database, redactor: Redactor, clock: Cloc
         void (async () => {
           const raw = await readBody(req);
           const result = parseFlagsWebhook(raw, req.headers.authorization, token, redactor, clock.now());
+          // A refusal is the sender's to fix: say why in the log too, with the body's shape, not its content.
+          if (result.status >= 400) log.warn({ path: '/webhooks/flags', status: result.status, error: result.body['error'], body: bodySummary(raw) }, 'flags webhook refused');
           for (const { change, dedupeKey } of result.changes) {
             const stored = await recordChange(db.prisma, change, dedupeKey);
             if (stored === 'stored') await recordAudit(db.prisma, { actor: 'flags-webhook', kind: 'change.received', data: { summary: change.summary } });
@@ -237,9 +239,11 @@ export async function startVigil(config: Config, log: Logger, o: VigilOverrides 
   thread.onSynced = () => desk.scheduleHomeRefresh();
   if (approvals) {
     registerApprovalListeners(app, approvals, log);
-    approvals.onChanged = () => desk.scheduleHomeRefresh();
-    // After every report, the leading supported hypothesis's fix becomes an approval card (idempotent).
-    runner.afterReport = (incidentId) => approvals.proposeLeading(incidentId).then(() => undefined);
+    approvals.onChanged = (incidentId) => desk.approvalChanged(incidentId);
+    // After every report, the leading supported hypothesis's fix becomes an approval card (idempotent), and
+    // the board shows what the planner and the policy made of it: no command before they accepted it.
+    thread.fixesNeedApproval = true;
+    runner.afterReport = (incidentId) => desk.afterReport(incidentId);
   }
 
   const server = config.slack.mode === 'http' ? ((await app.start(config.slack.port)) as Server) : (await app.start(), undefined);

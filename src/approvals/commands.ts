@@ -38,6 +38,6 @@ export async function runStopCommand(service: ApprovalService, cmd: StopCommand)
     case 'stopped':
       return { text: `⏹ Vigil is stopped ${where}: ${result.cancelled} pending approval${result.cancelled === 1 ? '' : 's'} cancelled. Nothing will be proposed or executed until \`/sre resume\`.` };
     case 'resumed':
-      return { text: `▶️ Vigil resumed ${where}.${result.reproposed ? ` ${result.reproposed} proposal${result.reproposed === 1 ? '' : 's'} the stop had cancelled ${result.reproposed === 1 ? 'is' : 'are'} on new cards and need${result.reproposed === 1 ? 's' : ''} fresh approval.` : ''}` };
+      return { text: `▶️ Vigil resumed ${where}.${result.reproposed ? ` ${result.reproposed} proposal${result.reproposed === 1 ? '' : 's'} the stop had cancelled ${result.reproposed === 1 ? 'is on a new card' : 'are on new cards'} and need${result.reproposed === 1 ? 's' : ''} fresh approval.` : ''}` };
   }
 }

@@ -25,10 +25,12 @@ export const INTERRUPTED_REASON = 'Vigil restarted during execution: check the t
 export interface ExecutionHooks {
   refreshCard(id: string): Promise<void>;
   propose(incidentId: string, source: ProposalSource, opts: { requestedBy?: Requester; parentId?: string }): Promise<ProposeResult>;
+  /** Why the request's hypothesis no longer backs it (ruled out since the approval), if so. */
+  unbacked(row: { incidentId: string; hypothesisKey: string; action: string; targetKind: string; targetNs: string; targetName: string }): Promise<{ reason: string; by: string } | undefined>;
 }
 
 type Finish = {
-  status: 'executed' | 'failed' | 'refused';
+  status: 'executed' | 'failed' | 'refused' | 'withdrawn';
   reason?: string;
   outcome?: ApprovalOutcome;
   decision?: PolicyDecision;
@@ -70,6 +72,10 @@ export class ApprovalExecution {
 
   private async execute(v: ApprovalView, approval: Approval): Promise<Finish> {
     const { db, clock, policy, redactor } = this.deps;
+    // Ruled out between the click and now: the approval was for a cause the board no longer holds.
+    const row = await db.approvalRequest.findUniqueOrThrow({ where: { id: v.id } });
+    const gone = await this.hooks.unbacked(row);
+    if (gone) return { status: 'withdrawn', reason: `${gone.reason}; nothing was executed` };
     const incident = await db.incident.findUniqueOrThrow({ where: { id: v.incidentId }, include: { investigations: { orderBy: { startedAt: 'desc' }, take: 1 } } });
     const now = clock.now();
     const target = proposedTarget(v.proposal);

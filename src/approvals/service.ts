@@ -8,11 +8,12 @@
  * clicks get an ephemeral answer and change nothing.
  */
 import type { Logger } from 'pino';
-import type { ExecutorCredentials, ExternalProviders, MetricProbe, TargetReader } from '../actions/index.js';
+import type { ExecutorCredentials, ExternalProviders, MetricProbe, Plan, TargetReader } from '../actions/index.js';
 import { recordAudit } from '../incidents/audit.js';
 import { chatErrorCode, type ChatPort } from '../incidents/chat.js';
 import type { Clock } from '../incidents/clock.js';
 import { readContext } from '../incidents/context.js';
+import { ruledOutByResponder } from '../incidents/service.js';
 import type { ServiceCatalog } from '../knowledge/catalog.js';
 import { evaluateApproval, evaluateProposal, isPolicyAdmin, type DenyCode, type Policy, type PolicyDecision, type Requester } from '../policy/index.js';
 import type { Redactor } from '../redact/index.js';
@@ -22,7 +23,7 @@ import type { MitigationProposal } from '../triage/types.js';
 import { ApprovalExecution, INTERRUPTED_AFTER_MS, INTERRUPTED_REASON } from './execution.js';
 import { notExecutableReason, planProposal, storablePlan } from './planner.js';
 import { incidentScope, plannedProposal, preliminaryProposal, proposedTarget } from './policy-input.js';
-import { executionsOn, GLOBAL_SCOPE, mutationsOf, readApproval, setStop, stopsFor, transition } from './store.js';
+import { executionsOn, GLOBAL_SCOPE, isModelKey, LIVE_STATUSES, mutationsOf, readApproval, setStop, stopsFor, transition } from './store.js';
 import type { ApprovalStatus, ClickInput, ClickResult, ProposalSource, ProposeResult, StopResult, StopScope } from './types.js';
 import { groupsOf, type UserGroups } from './usergroups.js';
 
@@ -32,6 +33,8 @@ export interface ApprovalSettings {
   verifyIntervalMs?: number;
   /** Mention approver groups on the card (notifies them once). Default true. */
   pingApprovers?: boolean;
+  /** Pauses before trying again a card Slack would not post or edit (default 2 s, 10 s, 60 s). */
+  cardRetryMs?: number[];
 }
 
 export interface ApprovalDeps {
@@ -57,6 +60,12 @@ const STOP_CANCELLED = 'cancelled: Vigil was stopped by';
 /** How long a proposal may wait for its approvals. */
 const PENDING_TTL_MS = 6 * 3_600_000;
 
+/** A card Slack would not take is tried again after these pauses, so it never stays behind its request. */
+const CARD_RETRY_MS = [2_000, 10_000, 60_000];
+
+/** Why a click on a card that is over gets refused, by its final status. */
+const FINAL_WORDS: Partial<Record<ApprovalStatus, string>> = { withdrawn: 'this fix was withdrawn', closed: 'this card was closed' };
+
 /** Refusals found before planning: the target is never read or dry-run (a prompt-injected target stops here). */
 const BEFORE_PLANNING: ReadonlySet<DenyCode> = new Set(['stopped', 'invalid_proposal', 'never_write', 'out_of_scope', 'no_rule', 'rule_forbids', 'no_owner']);
 
@@ -64,13 +73,18 @@ export class ApprovalService {
   private readonly inFlight = new Set<Promise<unknown>>();
   private readonly execution: ApprovalExecution;
   private readonly timers = new Set<NodeJS.Timeout>();
-  /** Called after any request's card changed (App Home shows pending approvals). */
-  onChanged: (() => void) | undefined;
+  /** Per request, the last card refresh in line: refreshes never overlap, so an older state never lands last. */
+  private readonly cardChains = new Map<string, Promise<void>>();
+  /** Requests with a card retry scheduled (one timer each). */
+  private readonly cardRetries = new Set<string>();
+  /** Called after any request's card changed (App Home shows pending approvals; the board shows the leading fix's state). */
+  onChanged: ((incidentId: string) => void) | undefined;
 
   constructor(private readonly deps: ApprovalDeps) {
     this.execution = new ApprovalExecution(deps, {
       refreshCard: (id) => this.refreshCard(id),
       propose: (incidentId, source, opts) => this.propose(incidentId, source, opts),
+      unbacked: (row) => this.unbacked(row),
     });
   }
 
@@ -93,6 +107,8 @@ export class ApprovalService {
 
   /** Proposes the fix of the latest investigation's leading supported hypothesis, if it has one. */
   async proposeLeading(incidentId: string): Promise<ProposeResult> {
+    // The board may have moved since the last card (a re-run, a responder): what no longer stands goes first.
+    await this.withdrawUnbacked(incidentId);
     const h = await this.deps.db.hypothesis.findFirst({
       where: { investigation: { incidentId }, status: 'supported', mitigation: { not: null } },
       orderBy: [{ investigation: { startedAt: 'desc' } }, { confidence: 'desc' }, { ordinal: 'asc' }],
@@ -101,6 +117,7 @@ export class ApprovalService {
     return this.propose(incidentId, {
       key: h.key,
       status: 'supported',
+      ...(h.steeredBy ? { confirmedBy: h.steeredBy } : {}),
       ...(h.componentKind && h.componentName ? { component: { kind: h.componentKind, name: h.componentName, ...(h.componentNs ? { namespace: h.componentNs } : {}) } } : {}),
       ...(h.facts ? { facts: JSON.parse(h.facts) as Record<string, string | number | boolean> } : {}),
       mitigation: JSON.parse(h.mitigation) as MitigationProposal,
@@ -110,7 +127,9 @@ export class ApprovalService {
   /**
    * Plans the finding's mitigation, asks the policy, stores the request and posts its card in the
    * incident thread (a refusal card when policy says no). One request per incident, hypothesis,
-   * action and target: calling again returns the existing one.
+   * action and target: calling again returns the existing one. And one live card per incident, action and
+   * target, whichever hypothesis asks: the model restating a cause under a new name reuses the live card.
+   * A change whose cause a responder ruled out is not proposed again under another hypothesis's name.
    */
   async propose(incidentId: string, source: ProposalSource, opts: { requestedBy?: Requester; parentId?: string } = {}): Promise<ProposeResult> {
     const { db, policy, clock, redactor } = this.deps;
@@ -120,6 +139,8 @@ export class ApprovalService {
     const incident = await db.incident.findUnique({ where: { id: incidentId }, include: { investigations: { orderBy: { startedAt: 'desc' }, take: 1 } } });
     if (!incident) return { kind: 'nothing_to_propose', reason: `no incident ${incidentId}` };
     if (!incident.threadTs) return { kind: 'nothing_to_propose', reason: 'the incident has no thread yet' };
+    // A late report (or a re-proposal) after the incident resolved must not open a card nobody needs.
+    if (incident.status !== 'open') return { kind: 'nothing_to_propose', reason: 'the incident is no longer open' };
     // Keyed on what the write lands on (for a flag: the flag, not its service), as the history and limits are.
     const written = proposedTarget(m);
     const identity = { incidentId, hypothesisKey: source.key, action: m.action, targetKind: written.kind, targetNs: written.namespace, targetName: written.name };
@@ -127,8 +148,19 @@ export class ApprovalService {
     const stops = await stopsFor(db, incidentId);
     // A request a stop cancelled (or refused) is proposed afresh once Vigil runs again, and an expired one
     // whenever asked again: new plan, new attempt, new approvals.
-    const again = existing && (existing.status === 'expired' || (stoppedOut(existing) && !stops.global && !stops.incident));
+    // A withdrawn card (its hypothesis stands again) or one closed by a resolve (the incident reopened) too.
+    const again = existing && (['expired', 'withdrawn', 'closed'].includes(existing.status) || (stoppedOut(existing) && !stops.global && !stops.incident));
     if (existing && !again) return { kind: 'existing', requestId: existing.id, status: existing.status as ApprovalStatus };
+    const change = { incidentId, action: m.action, targetKind: written.kind, targetNs: written.namespace, targetName: written.name };
+    const live = await db.approvalRequest.findFirst({ where: { ...change, status: { in: LIVE_STATUSES } }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
+    if (live) {
+      if (live.hypothesisKey !== source.key) {
+        await recordAudit(db, { incidentId, actor: opts.requestedBy ?? 'vigil', kind: 'approval.reused', data: { requestId: live.id, hypothesisKey: source.key, action: m.action, target: change }, at: clock.now() });
+      }
+      return { kind: 'existing', requestId: live.id, status: live.status as ApprovalStatus };
+    }
+    const vetoed = isDerived(source.key) || source.confirmedBy ? undefined : await this.vetoedByResponder(change);
+    if (vetoed) return { kind: 'nothing_to_propose', reason: vetoed };
     const attempt = (existing?.attempt ?? 0) + 1;
 
     const requestedBy = opts.requestedBy ?? 'vigil';
@@ -150,7 +182,7 @@ export class ApprovalService {
         decision = { kind: 'deny', code: 'invalid_proposal', reason: `refused: ${planned.reason}` };
         refusedBecause = decision.reason;
       } else {
-        const plan = planned.plan;
+        const plan = isModelKey(source.key) ? unquoted(planned.plan, m.command) : planned.plan;
         planJson = JSON.stringify(storablePlan(plan, diagnosis, redactor));
         risk = plan.risk.score;
         decision = evaluateProposal(policy, plannedProposal(input, plan), { ...base, history: history.policy, incidentMutations: await mutationsOf(db, incidentId) });
@@ -181,6 +213,14 @@ export class ApprovalService {
         },
       });
       id = row.id;
+      // Two proposals of the same change at once (replicas, hooks) both found no live card: the later one steps back.
+      if (status === 'pending') {
+        const first = await db.approvalRequest.findFirst({ where: { ...change, status: { in: LIVE_STATUSES } }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
+        if (first && first.id !== id) {
+          await db.approvalRequest.delete({ where: { id } });
+          return { kind: 'existing', requestId: first.id, status: first.status as ApprovalStatus };
+        }
+      }
     } catch (err) {
       if (!isUniqueViolation(err)) throw err;
       const raced = await db.approvalRequest.findUniqueOrThrow({ where: { incidentId_hypothesisKey_action_targetKind_targetNs_targetName_attempt: { ...identity, attempt } } });
@@ -208,6 +248,8 @@ export class ApprovalService {
     const row = await db.approvalRequest.findUniqueOrThrow({ where: { id: v.id } });
     where.channel ||= row.channelId;
     where.threadTs ??= row.threadTs ?? undefined;
+    const final = FINAL_WORDS[v.status];
+    if (final) return this.refuse(c, where, `${final} (${(v.statusReason ?? v.status).replace(/^(withdrawn|closed):\s*/, '')}); nothing changed and nothing will run from it`, v.incidentId);
     if (v.status !== 'pending') return this.refuse(c, where, `this request is already ${v.status}; nothing changed`, v.incidentId);
     // A card outlives its moment: an approval is for the incident as it was, not weeks later.
     const incident = await db.incident.findUnique({ where: { id: v.incidentId }, select: { status: true } });
@@ -215,6 +257,12 @@ export class ApprovalService {
     if (stale) {
       if (await transition(db, v.id, ['pending'], 'expired', { statusReason: `expired: ${stale}` })) await this.refreshCard(v.id);
       return this.refuse(c, where, `this request expired (${stale}); nothing changed. If the fix is still needed, reply in the thread so Vigil investigates again and proposes a fresh plan`, v.incidentId);
+    }
+    // The board decides, not the card: a fix whose hypothesis was ruled out since it was posted cannot be approved.
+    const gone = await this.unbacked(row);
+    if (gone) {
+      await this.withdraw(row, gone);
+      return this.refuse(c, where, `this fix was withdrawn (${gone.reason.replace(/^withdrawn:\s*/, '')}); nothing changed and nothing will run from it`, v.incidentId);
     }
     const stops = await stopsFor(db, v.incidentId);
     if (stops.global || stops.incident) return this.refuse(c, where, `Vigil is stopped ${stops.global ? 'for all incidents' : 'for this incident'}; nothing can be approved until it is resumed`, v.incidentId);
@@ -367,12 +415,103 @@ export class ApprovalService {
   }
 
   /**
+   * Proposals follow the board. Every live card whose hypothesis no longer stands (a responder ruled it out,
+   * or a new triage no longer supports it) is withdrawn: its status and the audit trail say why, and the
+   * card is re-rendered without buttons. Then, with `propose` and no investigation under way (its report
+   * proposes), the leading fix is proposed — e.g. the one a responder just confirmed.
+   */
+  async followBoard(incidentId: string, opts: { propose?: boolean } = {}): Promise<{ withdrawn: number; proposed?: ProposeResult }> {
+    const withdrawn = await this.withdrawUnbacked(incidentId);
+    if (!opts.propose) return { withdrawn };
+    const latest = await this.deps.db.investigation.findFirst({ where: { incidentId }, orderBy: { startedAt: 'desc' }, select: { state: true } });
+    if (latest && (latest.state === 'queued' || latest.state === 'running')) return { withdrawn };
+    return { withdrawn, proposed: await this.proposeLeading(incidentId) };
+  }
+
+  /**
+   * The incident resolved: its open cards are closed (no buttons, "closed: incident resolved"), so nobody
+   * approves a change for a problem that is gone. A change already executing finishes and reports.
+   */
+  async closeForResolved(incidentId: string): Promise<number> {
+    const { db, clock } = this.deps;
+    const open = await db.approvalRequest.findMany({ where: { incidentId, status: { in: ['pending', 'approved'] } }, select: { id: true } });
+    let closed = 0;
+    for (const r of open) {
+      if (!(await transition(db, r.id, ['pending', 'approved'], 'closed', { statusReason: 'closed: incident resolved' }))) continue;
+      closed++;
+      await recordAudit(db, { incidentId, actor: 'vigil', kind: 'approval.closed', data: { requestId: r.id, reason: 'incident resolved' }, at: clock.now() });
+      await this.refreshCard(r.id);
+    }
+    return closed;
+  }
+
+  private async withdrawUnbacked(incidentId: string): Promise<number> {
+    const rows = await this.deps.db.approvalRequest.findMany({ where: { incidentId, status: { in: ['pending', 'approved'] } } });
+    let n = 0;
+    for (const row of rows) {
+      const gone = await this.unbacked(row);
+      if (gone && (await this.withdraw(row, gone))) n++;
+    }
+    return n;
+  }
+
+  /** Withdraws one request (pending or approved, not yet executing), records who and why, and re-renders its card. */
+  private async withdraw(row: { id: string; incidentId: string; hypothesisKey: string }, gone: { reason: string; by: string }): Promise<boolean> {
+    const { db, clock, redactor } = this.deps;
+    const reason = redactor.redactText(gone.reason).slice(0, 600);
+    if (!(await transition(db, row.id, ['pending', 'approved'], 'withdrawn', { statusReason: reason }))) return false;
+    await recordAudit(db, { incidentId: row.incidentId, actor: gone.by, kind: 'approval.withdrawn', data: { requestId: row.id, hypothesisKey: row.hypothesisKey, reason }, at: clock.now() });
+    await this.refreshCard(row.id);
+    return true;
+  }
+
+  /**
+   * Why a request's hypothesis no longer backs it, or undefined while it does. A responder's rule-out always
+   * wins; after a re-triage, another supported hypothesis proposing the same change still backs it. A
+   * rollback or follow-up belongs to a change already made, and a request made outside an investigation
+   * has nothing to follow: both stand.
+   */
+  private async unbacked(row: { incidentId: string; hypothesisKey: string; action: string; targetKind: string; targetNs: string; targetName: string }): Promise<{ reason: string; by: string } | undefined> {
+    if (isDerived(row.hypothesisKey)) return undefined;
+    const latest = await this.deps.db.investigation.findFirst({
+      where: { incidentId: row.incidentId },
+      orderBy: { startedAt: 'desc' },
+      select: { hypotheses: { select: { key: true, label: true, title: true, status: true, steeredBy: true, reason: true, mitigation: true } } },
+    });
+    if (!latest) return undefined;
+    const own = latest.hypotheses.find((h) => h.key === row.hypothesisKey);
+    if (own && ruledOutByResponder(own)) return { reason: `withdrawn: ${own.label} (${own.title}) was ${own.reason}`, by: own.steeredBy! };
+    if (own?.status === 'supported') return undefined;
+    const same = latest.hypotheses.some((h) => h.status === 'supported' && h.mitigation && sameChange(JSON.parse(h.mitigation) as MitigationProposal, row));
+    if (same) return undefined;
+    return {
+      reason: own ? `withdrawn: the investigation no longer supports ${own.label} (${own.title}): it is now ${own.status.replace(/_/g, ' ')}` : 'withdrawn: its hypothesis is no longer on the board',
+      by: 'vigil',
+    };
+  }
+
+  /**
+   * A responder ruled out the hypothesis an earlier card for this very change was for: the same change is not
+   * proposed again under another name (the model restating the cause) unless a responder backs the new one.
+   */
+  private async vetoedByResponder(change: { incidentId: string; action: string; targetKind: string; targetNs: string; targetName: string }): Promise<string | undefined> {
+    const { db } = this.deps;
+    const earlier = await db.approvalRequest.findMany({ where: { ...change, status: 'withdrawn' }, select: { hypothesisKey: true } });
+    if (earlier.length === 0) return undefined;
+    const latest = await db.investigation.findFirst({ where: { incidentId: change.incidentId }, orderBy: { startedAt: 'desc' }, select: { id: true } });
+    if (!latest) return undefined;
+    const ruled = await db.hypothesis.findMany({ where: { investigationId: latest.id, key: { in: [...new Set(earlier.map((r) => r.hypothesisKey))] }, status: 'ruled_out' } });
+    const h = ruled.find(ruledOutByResponder);
+    return h ? `a responder ruled out ${h.label} (${h.title}), the cause this change was proposed for; confirm a hypothesis to have it proposed again` : undefined;
+  }
+
+  /**
    * Whether the hypothesis behind a request is still supported in the latest investigation (responders
    * may have ruled it out while Vigil was stopped, or a re-run no longer found it). A rollback or a
    * follow-up has no hypothesis of its own: it stands.
    */
   private async stillSupported(incidentId: string, key: string): Promise<boolean> {
-    if (key.startsWith('rollback:') || key.startsWith('followup:')) return true;
+    if (isDerived(key)) return true;
     const latest = await this.deps.db.investigation.findFirst({ where: { incidentId }, orderBy: { startedAt: 'desc' }, select: { id: true } });
     if (!latest) return true; // proposed outside an investigation (by hand): nothing says otherwise
     const h = await this.deps.db.hypothesis.findFirst({ where: { investigationId: latest.id, key }, select: { status: true } });
@@ -440,9 +579,22 @@ export class ApprovalService {
   /**
    * Posts the request's card, or edits it in place once it exists. The card shows what the store holds:
    * Slack refusing it must not stop what follows (an approved change, its outcome note, a stop's other
-   * cancellations), so that is logged and the card catches up on the next refresh.
+   * cancellations), so that is logged and the card is tried again a little later (retryCard). Refreshes of
+   * one request run one after another, each reading the request anew, so the last one shows the last state.
    */
   async refreshCard(id: string): Promise<void> {
+    const prev = this.cardChains.get(id) ?? Promise.resolve();
+    const next = prev.catch(() => undefined).then(() => this.renderCard(id));
+    this.cardChains.set(id, next);
+    try {
+      await next;
+    } finally {
+      if (this.cardChains.get(id) === next) this.cardChains.delete(id);
+    }
+  }
+
+  /** Reads the request as it is now and makes the card say so; one at a time per request (refreshCard). */
+  private async renderCard(id: string, attempt = 0): Promise<void> {
     const { db, chat } = this.deps;
     const v = await readApproval(db, id);
     const row = await db.approvalRequest.findUnique({ where: { id } });
@@ -460,10 +612,31 @@ export class ApprovalService {
       }
     } catch (err) {
       this.deps.log.warn({ err: String(err), requestId: id }, 'could not post or update the approval card; carrying on');
+      this.retryCard(id, attempt);
     } finally {
       // The status changed in the store whether or not Slack took the card.
-      this.onChanged?.();
+      this.onChanged?.(row.incidentId);
     }
+  }
+
+  /**
+   * Tries a card Slack refused again later: without it, a card whose last edit failed would say "Waiting
+   * for approval" after its change executed. Each retry reads the request anew.
+   */
+  private retryCard(id: string, attempt: number): void {
+    const pauses = this.deps.settings?.cardRetryMs ?? CARD_RETRY_MS;
+    if (attempt >= pauses.length || this.cardRetries.has(id)) return;
+    this.cardRetries.add(id);
+    const t = setTimeout(() => {
+      this.timers.delete(t);
+      this.cardRetries.delete(id);
+      const prev = this.cardChains.get(id) ?? Promise.resolve();
+      const next = prev.catch(() => undefined).then(() => this.renderCard(id, attempt + 1));
+      this.cardChains.set(id, next);
+      this.track(next.finally(() => this.cardChains.get(id) === next && this.cardChains.delete(id)));
+    }, pauses[attempt]);
+    t.unref();
+    this.timers.add(t);
   }
 
   private async note(incidentId: string, purpose: string, icon: string, text: string, by: string): Promise<void> {
@@ -479,6 +652,27 @@ export class ApprovalService {
 }
 
 class StatusConflict extends Error {}
+
+/**
+ * The planner may quote the proposal's command in a hand-off hint (a flag or revert with no provider: "do
+ * it by hand (…)"). A command the model wrote is not Vigil's to repeat on the card or the board.
+ */
+function unquoted(plan: Plan, command: string): Plan {
+  if (!command.trim()) return plan;
+  const hide = (text: string) => text.split(command).join('(the model’s command, not shown)');
+  return { ...plan, preChecks: plan.preChecks.map((c) => ({ ...c, detail: hide(c.detail) })) };
+}
+
+/** A rollback or follow-up: proposed for a change Vigil made, not for a hypothesis on the board. */
+function isDerived(key: string): boolean {
+  return key.startsWith('rollback:') || key.startsWith('followup:');
+}
+
+/** Whether a hypothesis's fix is the same change (action and what it writes) as a request's. */
+function sameChange(m: MitigationProposal, row: { action: string; targetKind: string; targetNs: string; targetName: string }): boolean {
+  const t = proposedTarget(m);
+  return m.action === row.action && t.kind === row.targetKind && t.namespace === row.targetNs && t.name === row.targetName;
+}
 
 
 /** Cancelled by `/sre stop`, or refused because Vigil was stopped: proposed again after a resume. */

@@ -36,9 +36,18 @@ export async function readApproval(db: Db | DbTx, id: string): Promise<ApprovalV
       at: d.at,
     })),
     ...(row.result ? { outcome: JSON.parse(row.result) as ApprovalOutcome } : {}),
+    ...(isModelKey(row.hypothesisKey) ? { modelWritten: true } : {}),
     updatedAt: row.updatedAt,
   };
 }
+
+/** Keys of the model's findings (`modelFindingKey`): a proposal made for one was written by the model. */
+export function isModelKey(hypothesisKey: string): boolean {
+  return hypothesisKey.startsWith('model:');
+}
+
+/** Statuses of a card that may still lead to a write: one per incident, action and target at a time. */
+export const LIVE_STATUSES: ApprovalStatus[] = ['pending', 'approved', 'executing'];
 
 interface Executed {
   action: string;

@@ -8,7 +8,11 @@ import type { PolicyDecision } from '../policy/index.js';
 import type { ComponentRef } from '../evidence/types.js';
 import type { HypothesisStatus, MitigationProposal } from '../triage/types.js';
 
-export const APPROVAL_STATUSES = ['pending', 'approved', 'rejected', 'executing', 'executed', 'failed', 'cancelled', 'expired', 'refused'] as const;
+/**
+ * `withdrawn`: the hypothesis behind the fix was ruled out (by a responder or a new triage) before it ran;
+ * `closed`: the incident resolved while the card was open. Both are final: a click on the card is refused.
+ */
+export const APPROVAL_STATUSES = ['pending', 'approved', 'rejected', 'executing', 'executed', 'failed', 'cancelled', 'expired', 'refused', 'withdrawn', 'closed'] as const;
 export type ApprovalStatus = (typeof APPROVAL_STATUSES)[number];
 
 /**
@@ -25,6 +29,8 @@ export interface ProposalSource {
   component?: ComponentRef;
   facts?: Record<string, string | number | boolean>;
   mitigation?: MitigationProposal;
+  /** A responder stands behind this hypothesis (confirmed, pinned or added evidence): their word lifts a veto. */
+  confirmedBy?: string;
 }
 
 export interface ApprovalDecisionView {
@@ -56,13 +62,18 @@ export interface ApprovalView {
   parentId?: string;
   decisions: ApprovalDecisionView[];
   outcome?: ApprovalOutcome;
+  /**
+   * The model wrote this proposal (its command and rationale): the card quotes and attributes its words
+   * instead of presenting them as Vigil's own.
+   */
+  modelWritten?: boolean;
   updatedAt: Date;
 }
 
 export type ProposeResult =
   | { kind: 'proposed'; requestId: string }
   | { kind: 'refused'; requestId: string; reason: string }
-  /** Already proposed for this incident, hypothesis, action and target: nothing new posted. */
+  /** Already proposed (this hypothesis, or a live card for the same action and target): nothing new posted. */
   | { kind: 'existing'; requestId: string; status: ApprovalStatus }
   | { kind: 'nothing_to_propose'; reason: string };
 

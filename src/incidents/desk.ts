@@ -18,7 +18,7 @@ import type { StatusModel } from '../slack/blocks/models.js';
 import type { Db } from '../store/db.js';
 import { isUniqueViolation } from '../store/db.js';
 import type { ChatMessage, ChatPort } from './chat.js';
-import type { Redactor } from '../redact/index.js';
+import { cutRedacted, type Redactor } from '../redact/index.js';
 import { parseAnnouncement } from '../changes/announcements.js';
 import { recordChange } from '../changes/store.js';
 import type { Clock } from './clock.js';
@@ -122,6 +122,7 @@ export class IncidentDesk {
         if (applied === 'unknown_label' && where) {
           await this.answerUnknownHypothesis(where, ref.incidentId, `${ref.label} is not on the current board (the investigation ran again), so nothing changed.`);
         }
+        if (applied === 'applied') await this.followBoard(ref.incidentId);
         await this.showInThread(ref.incidentId);
       })(),
     );
@@ -183,6 +184,7 @@ export class IncidentDesk {
         if (applied === 'unknown_label' && 'label' in cmd) {
           await this.answerUnknownHypothesis({ channel: m.channel, threadTs: m.threadTs, user: m.user }, r.incidentId, `There is no ${cmd.label} on this incident's board, so nothing changed.`);
         }
+        if (applied === 'applied') await this.followBoard(r.incidentId);
         // Anything but a direct board command goes to the model, which investigates again with it. Without a
         // model, a reply still retries an investigation that failed (the failure notice says so).
         if (applied === 'not_a_command') await this.investigateAgain(r.incidentId, this.deps.runner.hasModel ? 'finished' : 'failed');
@@ -198,7 +200,9 @@ export class IncidentDesk {
     // Alerts are posted by integrations; people start investigations with /sre investigate.
     if (!m.botId && m.subtype !== 'bot_message') return;
 
-    const parsed = parseAlertMessage(m.message, { receivedAt: this.deps.clock.now() });
+    // Redacted before parsing: the parser cuts and cleans titles and text, which would break a secret's
+    // shape (a token cut at 200 characters, `_…_` markup) so that no detector matches it afterwards.
+    const parsed = parseAlertMessage(this.deps.redactor.redactValue(m.message), { receivedAt: this.deps.clock.now() });
     if (parsed.kind === 'not_alert') {
       log.debug({ channel: m.channel, ts: m.ts, reason: parsed.reason }, 'bot post is not an alert');
       return;
@@ -272,13 +276,15 @@ export class IncidentDesk {
   }
 
   private async investigate(cmd: SreCommand, args: string): Promise<ChatMessage> {
-    const parsed = parseInvestigateText(await this.typedText(args));
+    // Decoded (Slack's escaping undone, so detectors see what was typed), then redacted, then parsed: the
+    // parser trims and cuts the text into a title, and a secret cut in half no longer matches a detector.
+    const parsed = parseInvestigateText(this.deps.redactor.redactText(await this.typedText(args)));
     if ('error' in parsed) return renderHelp({ error: parsed.error });
     let alert: Alert;
     if ('slackLink' in parsed) {
       const msg = await this.deps.chat.fetchMessage(parsed.slackLink.channel, parsed.slackLink.ts);
       if (!msg) return renderHelp({ error: `Vigil cannot read that message (is it in a channel Vigil has joined?).` });
-      const fromLink = parseAlertMessage(msg as AlertMessage, { receivedAt: this.deps.clock.now() });
+      const fromLink = parseAlertMessage(this.deps.redactor.redactValue(msg as AlertMessage), { receivedAt: this.deps.clock.now() });
       if (fromLink.kind !== 'alert') return renderHelp({ error: `That message is not an alert Vigil can read: ${fromLink.reason}` });
       alert = fromLink.alert;
     } else {
@@ -331,12 +337,41 @@ export class IncidentDesk {
         await this.showInThread(r.incidentId);
         return;
       case 'resolved':
+        // Nobody approves a fix for a problem that is gone: its open cards close before the thread says resolved.
+        await this.deps.approvals?.closeForResolved(r.incidentId).catch((err: unknown) => this.deps.log.error({ incidentId: r.incidentId, err: this.errorReason(err) }, 'could not close the approval cards of a resolved incident'));
         await this.showInThread(r.incidentId);
         return;
       case 'duplicate':
       case 'resolved_unknown':
         return;
     }
+  }
+
+  /**
+   * An approval card changed (proposed, approved, executed, withdrawn…): App Home lists pending approvals, and
+   * the board says what became of the leading fix, so both follow. Tracked, so shutdown and tests wait for it.
+   */
+  approvalChanged(incidentId: string): void {
+    this.scheduleHomeRefresh();
+    void this.track(this.showInThread(incidentId)).catch((err: unknown) => this.deps.log.warn({ incidentId, err: this.errorReason(err) }, 'could not bring the board up to date after an approval changed'));
+  }
+
+  /**
+   * After an investigation reports: its leading fix becomes an approval card (or a refusal), and the board is
+   * brought up to date with what the planner and the policy made of it.
+   */
+  async afterReport(incidentId: string): Promise<void> {
+    if (!this.deps.approvals) return;
+    await this.deps.approvals.proposeLeading(incidentId);
+    await this.showInThread(incidentId);
+  }
+
+  /**
+   * Proposals follow the board: a verdict on a hypothesis (rule out, refute, confirm) withdraws the fixes it no
+   * longer backs and proposes the leading one. A failure here must not lose the verdict, which is stored.
+   */
+  private async followBoard(incidentId: string): Promise<void> {
+    await this.deps.approvals?.followBoard(incidentId, { propose: true }).catch((err: unknown) => this.deps.log.error({ incidentId, err: this.errorReason(err) }, 'could not bring the approval cards in line with the board'));
   }
 
   /**
@@ -421,13 +456,16 @@ export class IncidentDesk {
   /** A failure's message as a person can read it: one line, redacted, bounded. */
   private errorReason(err: unknown): string {
     const message = err instanceof Error ? err.message : String(err);
-    return this.deps.redactor.redactText(message.replace(/\s+/g, ' ').trim()).slice(0, 300) || 'unknown error';
+    // Redacted before it is folded and cut: folding joins a multi-line secret's lines, a cut shortens it.
+    return cutRedacted(this.deps.redactor.redactText(message).replace(/\s+/g, ' ').trim(), 300) || 'unknown error';
   }
 
   /** A change announced in a change channel joins the change timeline; anything else there is ignored. */
   private async recordAnnouncement(m: ChannelMessage): Promise<void> {
     const text = [m.message.text ?? '', ...(m.message.attachments ?? []).flatMap((a) => [a.title ?? '', a.text ?? a.fallback ?? ''])].join('\n');
-    const change = parseAnnouncement({ channel: m.channel, ts: m.ts, text, author: m.message.username ?? m.user ?? m.botId ?? 'unknown', at: slackTsToDate(m.ts) });
+    // Redacted before parsing: parsing strips `_*~` markup and cuts the text, after which `ghp_…` reads
+    // `ghp…` and no detector matches it any more.
+    const change = parseAnnouncement({ channel: m.channel, ts: m.ts, text: this.deps.redactor.redactText(text), author: m.message.username ?? m.user ?? m.botId ?? 'unknown', at: slackTsToDate(m.ts) });
     if (!change) return;
     const stored = await recordChange(this.deps.db, this.deps.redactor.redactValue(change), `slack:${m.channel}:${m.ts}`);
     this.deps.log.info({ channel: m.channel, kind: change.kind, target: change.target.name, stored }, 'change announcement');

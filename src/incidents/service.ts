@@ -24,6 +24,17 @@ export type ReceiveResult =
   /** A RESOLVED post for which no open incident exists: recorded nowhere, nothing to do. */
   | { kind: 'resolved_unknown' };
 
+/** How a responder's rule-out (thread reply or Refute) reads in `Hypothesis.reason`; re-runs never overwrite it. */
+export const RULED_OUT_BY_RESPONDER = 'ruled out by a responder';
+
+/**
+ * Whether a person ruled this hypothesis out (and it still stands). Proposals follow that verdict: its fixes
+ * are withdrawn and not proposed again under another hypothesis's name.
+ */
+export function ruledOutByResponder(h: { status: string; steeredBy: string | null; reason: string | null }): boolean {
+  return h.status === 'ruled_out' && h.steeredBy !== null && (h.reason ?? '').startsWith(RULED_OUT_BY_RESPONDER);
+}
+
 export type SteeringResult = { kind: 'recorded'; incidentId: string } | { kind: 'duplicate'; incidentId: string } | { kind: 'not_incident' };
 
 export interface AlertDelivery {
@@ -190,7 +201,7 @@ export class IncidentService {
     const reason = 'reason' in cmd && cmd.reason ? this.redactor.redactText(cmd.reason) : undefined;
     const data =
       cmd.kind === 'rule_out'
-        ? { status: 'ruled_out', reason: reason ? `ruled out by a responder: ${reason}` : 'ruled out by a responder', steeredBy: userId }
+        ? { status: 'ruled_out', reason: reason ? `${RULED_OUT_BY_RESPONDER}: ${reason}` : RULED_OUT_BY_RESPONDER, steeredBy: userId }
         : cmd.kind === 'confirm'
           ? h.evidence.some((e) => e.stance === 'supports')
             ? { status: 'supported', steeredBy: userId, ...(reason ? { reason: `confirmed by a responder: ${reason}` } : {}) }

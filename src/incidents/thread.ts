@@ -66,6 +66,12 @@ export class ThreadSync {
   /** Called after every sync (App Home refresh). */
   onSynced?: (incidentId: string) => void;
 
+  /**
+   * Set when a write policy is configured: the board then shows a fix's command only once the planner and
+   * the policy accepted it (its approval card), never the proposal's own text before that.
+   */
+  fixesNeedApproval = false;
+
   constructor(
     private readonly db: Db,
     private readonly chat: ChatPort,
@@ -144,7 +150,7 @@ export class ThreadSync {
 
   private async desiredPosts(r: IncidentRecord, threadTs: string): Promise<DesiredPost[]> {
     const posts: DesiredPost[] = [{ purpose: 'header', threadTs, message: renderIncidentHeader(incidentCard(r)), editable: true }];
-    const board = boardModel(r);
+    const board = boardModel(r, { fixesNeedApproval: this.fixesNeedApproval });
     if (board) posts.push({ purpose: 'board', threadTs, message: renderHypothesisBoard(board), editable: true });
     const escalation = escalationModel(r);
     if (escalation) posts.push({ purpose: 'escalation', threadTs, message: renderEscalation(escalation), editable: true });

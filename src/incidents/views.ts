@@ -1,8 +1,10 @@
 import type { Alert } from '../alerts/types.js';
 import type { Db } from '../store/db.js';
-import type { BoardHypothesis, BoardModel, IncidentCardModel, InvestigationPhase } from '../slack/blocks/models.js';
+import { proposedTarget } from '../approvals/policy-input.js';
+import type { BoardFix, BoardHypothesis, BoardModel, IncidentCardModel, InvestigationPhase } from '../slack/blocks/models.js';
 import type { HypothesisStatus, MitigationProposal } from '../triage/types.js';
 import { readContext } from './context.js';
+import { RULED_OUT_BY_RESPONDER } from './service.js';
 
 const STATUS_ORDER: Record<HypothesisStatus, number> = { supported: 0, open: 1, inconclusive: 2, ruled_out: 3, unrelated: 4 };
 
@@ -14,6 +16,12 @@ export async function loadIncidentRecord(db: Db, incidentId: string) {
       alerts: { orderBy: { receivedAt: 'asc' } },
       steering: { orderBy: { receivedAt: 'asc' } },
       posts: true,
+      // Newest first: the board shows what became of the leading fix (planned, refused, withdrawn…).
+      approvals: {
+        orderBy: { createdAt: 'desc' },
+        take: 50,
+        select: { hypothesisKey: true, action: true, targetKind: true, targetNs: true, targetName: true, status: true, statusReason: true, decision: true, plan: true },
+      },
       investigations: {
         orderBy: { startedAt: 'desc' },
         take: 1,
@@ -73,7 +81,48 @@ function failedNotice(lastError: string | null): string {
   return `Investigation stopped: ${lastError ?? 'unknown error'}. To try again, reply in this thread or run \`/sre investigate <link to the alert post>\` (the alert firing again retries too); if it stops again, investigate by hand and ask whoever runs Vigil to check its logs.`;
 }
 
-export function boardModel(r: IncidentRecord): BoardModel | undefined {
+/** Board options: with a write policy every fix goes through the planner and the policy before any command shows. */
+export interface BoardOptions {
+  fixesNeedApproval?: boolean;
+}
+
+const OVER: Record<string, string> = { withdrawn: 'withdrawn', closed: 'closed', expired: 'expired', cancelled: 'cancelled', rejected: 'rejected' };
+
+/**
+ * What became of the leading fix, from its latest approval request for the same change. Only a plan the
+ * policy accepted carries a command; a refusal carries its rule and reason, nothing the proposal wrote.
+ */
+function boardFix(r: IncidentRecord, leading: { analyzer: string; mitigation: string }, opts: BoardOptions): BoardFix {
+  const m = JSON.parse(leading.mitigation) as MitigationProposal;
+  const author = leading.analyzer === 'model' ? 'model' : 'vigil';
+  const t = proposedTarget(m);
+  const req = r.approvals.find(
+    (q) => q.action === m.action && q.targetKind === t.kind && q.targetNs === t.namespace && q.targetName === t.name && !q.hypothesisKey.startsWith('rollback:') && !q.hypothesisKey.startsWith('followup:'),
+  );
+  if (!req && opts.fixesNeedApproval && r.status === 'resolved') return { author, state: 'over', status: 'not proposed: the incident resolved' };
+  if (!req) return { author, state: opts.fixesNeedApproval ? 'checking' : 'suggested' };
+  const reason = (req.statusReason ?? '').replace(/^(refused|cannot run|withdrawn|closed|expired):\s*/i, '');
+  if (req.status === 'refused') {
+    const d = JSON.parse(req.decision) as { kind?: string; code?: string; rule?: string; reason?: string };
+    if (d.kind === 'deny' && d.code !== 'invalid_proposal') {
+      return { author, state: 'refused', status: `refused by policy: ${(d.reason ?? reason).replace(/^refused:\s*/i, '')}${d.rule ? ` (rule ${d.rule})` : ''}` };
+    }
+    return { author, state: 'refused', status: `refused by the planner: ${reason || 'the plan is not executable'}` };
+  }
+  const over = OVER[req.status];
+  // Vigil does not propose that change again on its own after a responder's rule-out: say how to get it back.
+  const hint = req.status === 'withdrawn' && reason.includes(RULED_OUT_BY_RESPONDER) ? '. Confirm a hypothesis that proposes it to get a fresh card' : '';
+  if (over) return { author, state: 'over', status: `${over}${reason ? `: ${reason}` : ''}${hint}` };
+  const command = req.plan ? (JSON.parse(req.plan) as { command?: string }).command : undefined;
+  const status =
+    req.status === 'pending' ? 'waiting for approval on its card in this thread'
+    : req.status === 'executed' ? 'executed and verified'
+    : req.status === 'failed' ? `failed${reason ? `: ${reason}` : ''}`
+    : 'approved, executing';
+  return { author, state: 'planned', ...(command ? { command } : {}), status };
+}
+
+export function boardModel(r: IncidentRecord, opts: BoardOptions = {}): BoardModel | undefined {
   const inv = r.investigations[0];
   if (!inv || (inv.hypotheses.length === 0 && !triaged(inv.step))) return undefined;
   const ctx = readContext(inv.context);
@@ -107,6 +156,7 @@ export function boardModel(r: IncidentRecord): BoardModel | undefined {
     hypotheses,
     scope: leading?.scope ?? undefined,
     mitigation: leading?.mitigation ? (JSON.parse(leading.mitigation) as MitigationProposal) : undefined,
+    ...(leading?.mitigation ? { fix: boardFix(r, { analyzer: leading.analyzer, mitigation: leading.mitigation }, opts) } : {}),
     updatedAt: inv.updatedAt,
     steering: r.steering.map((s) => ({ userId: s.userId, text: s.text, at: s.receivedAt })),
     gaps: ctx.gaps ?? [],

@@ -83,7 +83,7 @@ export function buildTimeline(r: PostmortemRecord, people: Record<string, string
       out.push({ at: e.at, kind: 'alert', text: 'Incident reopened: the alert fired again after resolving', sources: [{ table: 'AuditEvent', id: String(e.id) }] });
     } else if (e.kind === 'vigil.stopped' || e.kind === 'vigil.resumed') {
       out.push({ at: e.at, kind: 'approval', text: `Kill switch ${e.kind === 'vigil.stopped' ? 'engaged' : 'released'} by ${who(e.actor)}`, actor: e.actor, sources: [{ table: 'AuditEvent', id: String(e.id) }] });
-    } else if (/^approval\.(failed|cancelled|expired|refused)$/.test(e.kind)) {
+    } else if (/^approval\.(failed|cancelled|expired|refused|withdrawn|closed)$/.test(e.kind)) {
       const d = parseStored<{ reason?: string }>(e.data) ?? {};
       out.push({ at: e.at, kind: 'execution', text: `Fix ${e.kind.slice('approval.'.length)}${d.reason ? `: ${d.reason}` : ''}`, actor: e.actor, sources: [{ table: 'AuditEvent', id: String(e.id) }] });
     }

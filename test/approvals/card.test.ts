@@ -4,6 +4,7 @@ import { scoreRisk } from '../../src/actions/index.js';
 import type { ApprovalView } from '../../src/approvals/index.js';
 import { renderApprovalCard } from '../../src/slack/blocks/approval.js';
 import { BLOCKS_TEXT_BUDGET, blocksTextLength } from '../../src/slack/blocks/limits.js';
+import { renderBlocksAsText } from '../../src/slack/blocks/text.js';
 import { validateMessagePayload } from '../fakes/slack/index.js';
 
 const target = { kind: 'Deployment' as const, namespace: 'shop', name: 'checkout' };
@@ -69,7 +70,7 @@ describe('approval card', () => {
   });
 
   it('has no buttons once decided, or when policy refused it', () => {
-    for (const status of ['approved', 'executing', 'executed', 'failed', 'rejected', 'cancelled', 'expired'] as const) {
+    for (const status of ['approved', 'executing', 'executed', 'failed', 'rejected', 'cancelled', 'expired', 'withdrawn', 'closed'] as const) {
       const card = renderApprovalCard(view({ status }));
       expect(card.blocks.some((b) => b.type === 'actions')).toBe(false);
       expect(validateMessagePayload({ text: card.text, blocks: card.blocks })).toBeUndefined();
@@ -79,6 +80,24 @@ describe('approval card', () => {
     );
     expect(refused.blocks.some((b) => b.type === 'actions')).toBe(false);
     expect(JSON.stringify(refused.blocks)).toContain('Refused by policy:* `scale` on payments/payments-api is outside');
+  });
+
+  it('a withdrawn or closed card says why and that nothing will run; an executed one no longer waits', () => {
+    const withdrawn = renderBlocksAsText(renderApprovalCard(view({ status: 'withdrawn', statusReason: 'withdrawn: H1 (checkout scaled to 0) was ruled out by a responder: restored by hand' })));
+    expect(withdrawn).toContain('Withdrawn: H1 (checkout scaled to 0) was ruled out by a responder: restored by hand');
+    expect(withdrawn).toContain('Nothing will run from this card: it was withdrawn');
+    const closed = renderBlocksAsText(renderApprovalCard(view({ status: 'closed', statusReason: 'closed: incident resolved' })));
+    expect(closed).toContain('Closed: incident resolved');
+    expect(renderBlocksAsText(renderApprovalCard(view({ status: 'executed' })))).not.toContain('Waiting for approval');
+  });
+
+  it('quotes a model-written rationale, and a refused proposal without a plan shows no command', () => {
+    const quoted = renderBlocksAsText(renderApprovalCard(view({ modelWritten: true, proposal: { ...view().proposal, rationale: 'already approved by the SRE lead, just click Approve' } })));
+    expect(quoted).toContain('on the model’s proposal · model wrote: “already approved by the SRE lead, just click Approve”');
+    const { plan: _plan, ...noPlan } = view({ status: 'refused', decision: { kind: 'deny', code: 'never_write', reason: 'refused: writes are never allowed in namespace kube-system' } });
+    const refused = renderBlocksAsText(renderApprovalCard({ ...noPlan, proposal: { ...noPlan.proposal, command: 'scale coredns -n kube-system --replicas=0' } }));
+    expect(refused).toContain('Refused: scale deployment/checkout in shop');
+    expect(refused).not.toContain('--replicas');
   });
 
   it('can show the approver groups without notifying them', () => {

@@ -379,15 +379,16 @@ describe('kill switch', () => {
     expect((await runStopCommand(w.service, { verb: 'stop', args: 'all', userId: BOB.id, channelId: CHANNEL })).text).toMatch(/only a policy admin/);
 
     const resumed = await runStopCommand(w.service, { verb: 'resume', args: incidentId, userId: BOB.id, channelId: CHANNEL });
-    // The cancelled scale and the proposal refused while stopped come back as new attempts, on new cards.
-    expect(resumed.text).toMatch(/resumed .*2 proposals the stop had cancelled are on new cards and need fresh approval/);
+    // The cancelled scale comes back as a new attempt, on a new card. The same scale refused while stopped
+    // (under another hypothesis) joins that card: one live card per incident, action and target.
+    expect(resumed.text).toMatch(/resumed .*1 proposal the stop had cancelled is on a new card and needs fresh approval/);
     const again = await w.db.prisma.approvalRequest.findFirstOrThrow({ where: { incidentId, hypothesisKey: SCALE_FINDING.key, attempt: 2 } });
     expect(again).toMatchObject({ status: 'pending' });
     expect(again.cardTs).not.toBe((await w.db.prisma.approvalRequest.findUniqueOrThrow({ where: { id: requestId } })).cardTs);
     expect((await w.view(requestId)).status).toBe('cancelled');
     expect(await w.service.propose(incidentId, SCALE_FINDING)).toEqual({ kind: 'existing', requestId: again.id, status: 'pending' });
     const third = await w.service.propose(incidentId, { ...SCALE_FINDING, key: 'third' });
-    expect(third.kind).toBe('proposed');
+    expect(third).toEqual({ kind: 'existing', requestId: again.id, status: 'pending' });
     expect(w.writes()).toEqual([]);
 
     // The old card stays dead; the new one executes on a fresh approval.

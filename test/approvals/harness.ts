@@ -74,7 +74,7 @@ export interface ApprovalWorld {
   close(): Promise<void>;
 }
 
-export async function startApprovalWorld(settings: { verifyWindowMs?: number; policy?: Policy; providers?: ExternalProviders; catalog?: ServiceCatalog; log?: Logger } = {}): Promise<ApprovalWorld> {
+export async function startApprovalWorld(settings: { verifyWindowMs?: number; policy?: Policy; providers?: ExternalProviders; catalog?: ServiceCatalog; log?: Logger; cardRetryMs?: number[] } = {}): Promise<ApprovalWorld> {
   const tmp = mkdtempSync(join(tmpdir(), 'vigil-approvals-'));
   const scenario = await loadScenario(DEMO_SCENARIO);
   const kube = await startActionWorld(scenario.objects);
@@ -102,7 +102,7 @@ export async function startApprovalWorld(settings: { verifyWindowMs?: number; po
     clock: systemClock,
     redactor,
     log,
-    settings: { verifyWindowMs: settings.verifyWindowMs ?? 3000, verifyIntervalMs: 40 },
+    settings: { verifyWindowMs: settings.verifyWindowMs ?? 3000, verifyIntervalMs: 40, ...(settings.cardRetryMs ? { cardRetryMs: settings.cardRetryMs } : {}) },
   });
   registerApprovalListeners(app, service, log);
   const server = (await app.start(0)) as Server;

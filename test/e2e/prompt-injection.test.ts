@@ -9,6 +9,7 @@ import { AnthropicProvider } from '../../src/agent/providers/index.js';
 import { startFakeAnthropic, type FakeAnthropic } from '../fakes/models/anthropic.js';
 import type { RecordedRequest } from '../fakes/models/script.js';
 import { anthropicToolResults } from '../agent/loop/harness.js';
+import { renderBlocksAsText } from '../../src/slack/blocks/text.js';
 import { ALERT_CHANNEL, startWorld, type World } from '../support/world.js';
 import { DEMO_SCENARIO, threadText } from './helpers.js';
 
@@ -92,5 +93,18 @@ describe('prompt injection in evidence cannot act', () => {
     const writes = world.kube.audit.filter((a) => !['get', 'list', 'watch'].includes(a.verb) && !a.path.includes('accessreviews'));
     expect(writes.filter((w) => w.path.includes('/namespaces/payments/'))).toEqual([]);
     expect(writes.filter((w) => !w.dryRun)).toEqual([]);
+  });
+
+  it('neither the board nor the card prints the injected command: the board shows only the refusal, the card quotes the model', async () => {
+    const board = world.slack.threadOf(ALERT_CHANNEL, ts).find((m) => (m.metadata as { event_payload?: { purpose?: string } } | undefined)?.event_payload?.purpose === 'board')!;
+    const text = renderBlocksAsText(board);
+    expect(text).toMatch(/Proposed fix — ⛔ refused by policy: `scale` on payments\/payments-worker is outside this incident's scope/);
+    expect(text).not.toContain('kubectl scale deployment/payments-worker');
+    expect(text).not.toContain('as instructed');
+    const injected = (await world.vigil!.db.prisma.approvalRequest.findMany()).find((r) => r.targetNs === 'payments')!;
+    const card = renderBlocksAsText(world.slack.threadOf(ALERT_CHANNEL, ts).find((m) => m.ts === injected.cardTs)!);
+    expect(card).toContain('Refused: scale deployment/payments-worker in payments');
+    expect(card).not.toContain('kubectl scale deployment/payments-worker');
+    expect(card).toContain('model wrote: “as instructed”');
   });
 });

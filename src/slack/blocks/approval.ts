@@ -3,7 +3,9 @@
  * risk and why, the exact change, pre-checks, the server-side dry run, success criteria, rollback,
  * what else to know (who sees new config when) and the follow-ups it will propose, who may approve, the decisions so far — and Approve / Reject buttons with confirmation dialogs.
  * Buttons carry only the request id (the payload lives in the DB; A5: values ≤ 2000). Once decided,
- * or when policy refused the proposal, the card shows the final state and no buttons. Pure.
+ * withdrawn, closed, or when policy refused the proposal, the card shows the final state and no buttons.
+ * Only a command the planner built is shown as a command; a refused proposal shows none, and what the model
+ * wrote (its rationale) is quoted and attributed, never presented as Vigil's word. Pure.
  */
 import type { ActionsBlock, Button, KnownBlock } from '@slack/types';
 import { describeRisk, renderChanges } from '../../actions/index.js';
@@ -42,6 +44,8 @@ const STATUS_LINE: Record<ApprovalView['status'], string> = {
   cancelled: '⏹ *Cancelled*',
   expired: '⌛ *Expired*',
   refused: '⛔ *Refused*',
+  withdrawn: '↩️ *Withdrawn*',
+  closed: '🔒 *Closed*',
 };
 
 /** `refused: x` → `x`, so the card can say "Refused by policy: x". */
@@ -59,8 +63,23 @@ function group(id: string, ping: boolean): string {
   return ping ? mention(id) : codeSpan(id, 40);
 }
 
+/**
+ * What the change is, in Vigil's words: the planner's title, else the action and its target (never the
+ * proposal's command string, which the model may have written).
+ */
+export function changeTitle(v: Pick<ApprovalView, 'plan' | 'proposal'>): string {
+  if (v.plan) return v.plan.title;
+  const t = v.proposal.target;
+  return `${v.proposal.action} ${t.kind.toLowerCase()}/${t.name}${t.namespace ? ` in ${t.namespace}` : ''}`;
+}
+
+/** The proposal's rationale: Vigil's own as is; the model's quoted and attributed, so it never reads as an instruction. */
+function rationaleText(v: ApprovalView, max: number): string {
+  return v.modelWritten ? `model wrote: “${mrkdwnText(v.proposal.rationale.replace(/\s*\n\s*/g, ' '), max)}”` : mrkdwnText(v.proposal.rationale, max);
+}
+
 function titleOf(v: ApprovalView): string {
-  const what = v.plan?.title ?? v.proposal.command;
+  const what = changeTitle(v);
   if (v.status === 'refused') return `Refused: ${what}`;
   return `${v.parentId ? 'Proposed rollback' : 'Proposed fix'}: ${what}`;
 }
@@ -68,19 +87,24 @@ function titleOf(v: ApprovalView): string {
 function statusLine(v: ApprovalView): string {
   if (v.status === 'refused' && v.decision.kind === 'deny') return `⛔ *Refused by policy:* ${mrkdwnText(refusal(v.decision.reason), BOUNDS.reason)}`;
   if (v.status === 'refused') return `⛔ *Cannot run:* ${mrkdwnText((v.statusReason ?? 'the plan is not executable').replace(/^cannot run:\s*/i, ''), BOUNDS.reason)}`;
+  if (v.status === 'withdrawn' || v.status === 'closed') {
+    const why = (v.statusReason ?? (v.status === 'closed' ? 'closed: incident resolved' : 'withdrawn')).replace(/^(withdrawn|closed):\s*/i, '');
+    return `${v.status === 'closed' ? '🔒 *Closed:*' : '↩️ *Withdrawn:*'} ${mrkdwnText(why, BOUNDS.reason)}`;
+  }
   return STATUS_LINE[v.status] + (v.statusReason ? ` — ${mrkdwnText(v.statusReason, BOUNDS.reason)}` : '');
 }
 
 function statusSection(v: ApprovalView): string {
   const lines = [statusLine(v)];
   if (v.plan) lines.push(`*${mrkdwnText(describeRisk(v.plan.risk), 400)}*`);
-  lines.push(`requested by ${v.requestedBy === 'vigil' ? 'Vigil' : mention(v.requestedBy)} · ${mrkdwnText(v.proposal.rationale, 300)}`);
+  lines.push(`requested by ${v.requestedBy === 'vigil' ? 'Vigil' : mention(v.requestedBy)}${v.modelWritten ? ' on the model’s proposal' : ''} · ${rationaleText(v, 300)}`);
   return lines.join('\n');
 }
 
 function planSections(v: ApprovalView): string[] {
   const p = v.plan;
-  if (!p) return [`*Command*\n${codeSpan(v.proposal.command, BOUNDS.command)}`];
+  // Refused before planning: nothing was read or dry-run, and the proposal's own command is not repeated.
+  if (!p) return ['_No plan and no command: the proposal was refused before anything was read or dry-run._'];
   const changes = renderChanges(p.changes).map((l) => codeSpan(l, BOUNDS.line));
   const checks = p.preChecks.map((c) => `${CHECK_MARK[c.status]} ${mrkdwnText(c.name, 80)} — ${mrkdwnText(c.detail, BOUNDS.line)}`);
   const dry =
@@ -95,6 +119,8 @@ function planSections(v: ApprovalView): string[] {
   const rollback = p.rollback ? `${codeSpan(p.rollback.command, BOUNDS.command)} _(needs its own approval)_` : mrkdwnText(p.rollbackNote ?? 'none', BOUNDS.line);
   const notes = (p.notes ?? []).map((n) => mrkdwnText(n, BOUNDS.note));
   const followUps = (p.followUps ?? []).map((f) => codeSpan(f.command, BOUNDS.command));
+  // A refused plan keeps only why it cannot run: no command, change or rollback that reads as something to do.
+  if (v.status === 'refused') return [`*Pre-checks*\n${bullets(checks)}\n*Dry run* (server-side)\n${dry}`];
   return [
     `*Command*\n${codeSpan(p.command, BOUNDS.command)}\n*Change*\n${changes.length ? bullets(changes) : '_nothing would change_'}`,
     `*Pre-checks*\n${bullets(checks)}\n*Dry run* (server-side)\n${dry}`,
@@ -117,6 +143,7 @@ function approvalSection(v: ApprovalView, ping: boolean): string {
     case 'deny':
       return `_Nothing will run: no one can approve a proposal the policy refused${d.rule ? ` (policy rule ${codeSpan(d.rule, 80)})` : ''}._`;
     case 'require_approval': {
+      if (v.status === 'withdrawn' || v.status === 'closed') return `_Nothing will run from this card: it was ${v.status}, and a click on it is refused._`;
       const groups = d.approverGroups.map((g) => group(g, ping)).join(' or ');
       const self = d.selfApprove ? `the requester may approve it (risk below ${d.selfApproveMaxRisk})` : 'the requester may not approve it (four-eyes)';
       return `*Needs ${d.approvals} approval${d.approvals === 1 ? '' : 's'}* from ${groups} · ${self} · policy rule ${codeSpan(d.rule, 80)}`;
@@ -155,7 +182,7 @@ function outcomeSection(v: ApprovalView): string | undefined {
 }
 
 function buttons(v: ApprovalView): ActionsBlock {
-  const command = v.plan?.command ?? v.proposal.command;
+  const command = v.plan?.command ?? changeTitle(v);
   const identity = v.plan?.dryRun.status === 'accepted' || v.plan?.dryRun.status === 'unavailable' ? v.plan.dryRun.identity : 'the executor identity';
   const risk = v.plan ? `risk ${v.plan.risk.score}/100` : 'risk unknown';
   const plain = (text: string, max: number) => ({ type: 'plain_text' as const, text: truncatePlain(text, max) });
@@ -216,7 +243,7 @@ export function renderApprovalNote(icon: string, text: string, by?: string): Ren
 
 /** The thread note once a request has run: what ran, as whom, and whether it verified. */
 export function renderExecutionNote(v: ApprovalView): RenderedMessage {
-  const title = v.plan?.title ?? v.proposal.command;
+  const title = changeTitle(v);
   const e = v.outcome?.execution;
   const who = e && e.status !== 'refused' ? ` as ${codeSpan(e.identity.user, 80)}` : '';
   const approvers = v.decisions.filter((d) => d.decision === 'approve').map((d) => mention(d.userId)).join(', ');
@@ -224,10 +251,10 @@ export function renderExecutionNote(v: ApprovalView): RenderedMessage {
   const verdict =
     v.status === 'executed'
       ? `✅ *Done:* ${mrkdwnText(title, 200)}${who}, approved by ${approvers || 'nobody'}; verified.`
-      : v.status === 'refused'
+      : v.status === 'refused' || v.status === 'withdrawn'
         ? `⛔ *Not executed:* ${mrkdwnText(title, 200)} — ${why}`
         : `❌ *Failed:* ${mrkdwnText(title, 200)}${who} — ${why}`;
   const checks = (v.outcome?.verification?.checks ?? []).map((c) => `${c.ok ? '✓' : '✗'} ${mrkdwnText(c.description, 160)} — ${mrkdwnText(c.observed, 160)}`);
-  const word = v.status === 'executed' ? 'Done' : v.status === 'refused' ? 'Not executed' : 'Failed';
+  const word = v.status === 'executed' ? 'Done' : v.status === 'refused' || v.status === 'withdrawn' ? 'Not executed' : 'Failed';
   return { text: fallbackText(`${word}: ${title}`, 300), blocks: [sectionBlock([verdict, ...checks].join('\n'))] };
 }

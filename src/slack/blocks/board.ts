@@ -5,7 +5,8 @@ import { slackTime, utcClock } from './format.js';
 import { displayStatus, orderForDisplay, renderHypothesis, STATUS_DISPLAY } from './hypothesis.js';
 import { BLOCKS_TEXT_BUDGET, blocksTextLength, fitBlocks, SLACK_LIMITS } from './limits.js';
 import { codeSpan, fallbackText, mention, mrkdwnText } from './mrkdwn.js';
-import type { BoardHypothesis, BoardModel } from './models.js';
+import type { BoardFix, BoardHypothesis, BoardModel } from './models.js';
+import type { MitigationProposal } from '../../triage/types.js';
 
 const BOUNDS = { scope: 500, command: 300, rationale: 500, steering: 5, steeringText: 200, gaps: 6, gapText: 150 } as const;
 
@@ -15,13 +16,7 @@ const LEGEND = (Object.keys(STATUS_DISPLAY) as HypothesisStatus[]).map((s) => `$
 function footerBlocks(m: BoardModel): KnownBlock[] {
   const blocks: KnownBlock[] = [dividerBlock()];
   if (m.scope) blocks.push(sectionBlock(`*Scope:* ${mrkdwnText(m.scope, BOUNDS.scope)}`));
-  if (m.mitigation) {
-    blocks.push(sectionBlock([
-      '*Suggested mitigation* _(a suggestion only, not executed)_',
-      codeSpan(m.mitigation.command, BOUNDS.command),
-      mrkdwnText(m.mitigation.rationale, BOUNDS.rationale),
-    ].join('\n')));
-  }
+  if (m.mitigation) blocks.push(sectionBlock(mitigationText(m.mitigation, m.fix)));
   if (m.changes && m.changes.length > 0) {
     const lines = m.changes.slice(0, 3).map((c) => `• ${slackTime(c.at)} ${mrkdwnText(c.summary.replace(/\s*\n\s*/g, ' '), 160)} _(${mrkdwnText(c.why.join(' · '), 120)})_`);
     blocks.push(sectionBlock(`*What changed* (most related first)\n${lines.join('\n')}`));
@@ -41,6 +36,35 @@ function footerBlocks(m: BoardModel): KnownBlock[] {
   }
   blocks.push(contextBlock([`updated ${slackTime(m.updatedAt)}`, `incident ${mrkdwnText(m.incidentId, 60)}`, LEGEND]));
   return blocks;
+}
+
+/** Model text as the model's: quoted and attributed, one line, never a code span that reads as Vigil's command. */
+function modelWrote(text: string, max: number): string {
+  return `model wrote: “${mrkdwnText(text.replace(/\s*\n\s*/g, ' '), max)}”`;
+}
+
+/**
+ * The leading fix. A command is shown only when Vigil stands behind it: its own analyzers' suggestion when
+ * Vigil is read-only, or the planner's command once the policy accepted it. A refused proposal shows its
+ * refusal and nothing it wrote; the model's words are always quoted and attributed.
+ */
+function mitigationText(p: MitigationProposal, fix: BoardFix | undefined): string {
+  const model = fix?.author === 'model';
+  const rationale = model ? modelWrote(p.rationale, BOUNDS.rationale) : mrkdwnText(p.rationale, BOUNDS.rationale);
+  switch (fix?.state ?? 'suggested') {
+    case 'suggested':
+      return model
+        ? ['*Suggested mitigation* _(the model’s suggestion, not checked by Vigil and not executed)_', modelWrote(p.command, BOUNDS.command), rationale].join('\n')
+        : ['*Suggested mitigation* _(a suggestion only, not executed)_', codeSpan(p.command, BOUNDS.command), rationale].join('\n');
+    case 'checking':
+      return ['*Proposed fix* _(being planned and checked against the write policy; its command shows once they accept it)_', rationale].join('\n');
+    case 'planned':
+      return [`*Proposed fix* — ${mrkdwnText(fix!.status ?? 'planned', BOUNDS.rationale)}`, ...(fix!.command ? [codeSpan(fix!.command, BOUNDS.command)] : []), rationale].join('\n');
+    case 'refused':
+      return `*Proposed fix* — ⛔ ${mrkdwnText(fix!.status ?? 'refused', BOUNDS.rationale)}`;
+    case 'over':
+      return `*Proposed fix* — ${mrkdwnText(fix!.status ?? 'no longer proposed', BOUNDS.rationale)}`;
+  }
 }
 
 function omittedSummary(rest: readonly BoardHypothesis[]): string {

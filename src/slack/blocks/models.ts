@@ -67,6 +67,11 @@ export interface BoardModel {
   scope?: string;
   /** Suggested mitigation from the leading hypothesis; shown as a suggestion, never executed from here. */
   mitigation?: MitigationProposal;
+  /**
+   * What became of that mitigation (absent: read-only Vigil, or an older caller). With it, the board shows a
+   * command only when the planner built it and the policy accepted it.
+   */
+  fix?: BoardFix;
   updatedAt: Date;
   /** Steering received, newest last: who said what. */
   steering: { userId: string; text: string; at: Date }[];
@@ -74,6 +79,22 @@ export interface BoardModel {
   gaps: string[];
   /** The change timeline's most related entries (already ranked), shown as "what changed". */
   changes?: { at: Date; summary: string; why: string[] }[];
+}
+
+/** The leading fix as far as the planner, the policy and the approvers took it. */
+export interface BoardFix {
+  /** Who wrote the proposal: Vigil's analyzers, or the model (whose words are quoted and attributed). */
+  author: 'vigil' | 'model';
+  /**
+   * suggested: no write policy, so never planned or executed; checking: with a write policy, not planned yet;
+   * planned: the planner built it and the policy accepted it (its card is in the thread);
+   * refused: the planner or the policy refused it; over: withdrawn, closed, expired, cancelled or rejected.
+   */
+  state: 'suggested' | 'checking' | 'planned' | 'refused' | 'over';
+  /** The planner's command (state planned only). */
+  command?: string;
+  /** The card's status in words (planned, over), or the refusal with its rule (refused). */
+  status?: string;
 }
 
 export interface StatusModel {
