@@ -9,7 +9,7 @@ import { startFakeAnthropic, type FakeAnthropic } from '../fakes/models/anthropi
 const root = new URL('../..', import.meta.url).pathname;
 const run = (args: string[], env: Record<string, string> = {}) =>
   new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'harness/eval.ts', ...args], { cwd: root, env: { ...process.env, CI: '', ANTHROPIC_API_KEY: '', OPENAI_API_KEY: '', ...env } });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'harness/eval.ts', ...args], { cwd: root, env: { ...process.env, CI: '', ANTHROPIC_API_KEY: '', OPENAI_API_KEY: '', VIGIL_REPORT_DIR: '', ...env } });
     let out = '';
     let err = '';
     child.stdout.on('data', (d) => (out += String(d)));
