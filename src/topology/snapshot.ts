@@ -107,6 +107,8 @@ export const CUSTOM_RESOURCES: { group: string; plural: string; kind: string; na
   { group: 'cert-manager.io', plural: 'certificates', kind: 'Certificate', namespaced: true },
   { group: 'cert-manager.io', plural: 'certificaterequests', kind: 'CertificateRequest', namespaced: true },
   { group: 'acme.cert-manager.io', plural: 'orders', kind: 'Order', namespaced: true },
+  { group: 'kyverno.io', plural: 'clusterpolicies', kind: 'ClusterPolicy', namespaced: false },
+  { group: 'kyverno.io', plural: 'policies', kind: 'Policy', namespaced: true },
   { group: 'chaos-mesh.org', plural: 'podchaos', kind: 'PodChaos', namespaced: true },
   { group: 'chaos-mesh.org', plural: 'networkchaos', kind: 'NetworkChaos', namespaced: true },
   { group: 'chaos-mesh.org', plural: 'stresschaos', kind: 'StressChaos', namespaced: true },

@@ -75,3 +75,15 @@ describe('the error an external call fails with', () => {
     expect(errorPhrase('level=info msg="sent" provider=twilio')).toBeUndefined();
   });
 });
+
+describe('an error-ratio symptom needs errors a user would notice', () => {
+  it('ignores a 5xx ratio that left its baseline but never reached 1%, and keeps one that did', async () => {
+    const { metricSymptoms } = await import('../../src/triage/analyzers/deploy-regression.js');
+    const tiny = { ...series('error_ratio', -5, 0, 0.0000327, 'ratio'), id: 'error_ratio' };
+    expect(metricSymptoms(tiny)).toEqual([]);
+    const real = { ...series('error_ratio', -5, 0.001, 0.4, 'ratio'), id: 'error_ratio' };
+    expect(metricSymptoms(real)).toHaveLength(1);
+    // Latency has no such floor: a p99 that left its baseline is a symptom at any level.
+    expect(metricSymptoms(series('latency_p99', -5, 0.1, 0.3))).toHaveLength(1);
+  });
+});

@@ -38,6 +38,8 @@ import { clip, containerStatuses, eventEvidence, imageTag, podEvents, revisionEv
 import { fmtLevel, metricLabel, moved as shifted, SKEW_MS, targetSymptoms, type MetricSymptom } from './deploy-regression.js';
 
 const NAME = 'cpu-throttling';
+/** Share of CFS periods throttled beyond which the container is starved, not merely tight. */
+const SEVERE_THROTTLING = 0.5;
 /** Throttled periods / periods that hurt on their own (the catalog's threshold). */
 const HIGH = 0.25;
 
@@ -421,6 +423,11 @@ export const cpuThrottling: Analyzer = {
     } else if (first || probeTimeouts.length) {
       status = 'supported';
       confidence = lowered && changeBeforeThrottle ? 0.9 : hasChange && changeBeforeThrottle ? 0.82 : rose ? 0.72 : 0.65;
+    } else if (hasChange && changeBeforeThrottle && rose && ratio >= SEVERE_THROTTLING) {
+      // Most CFS periods throttled, starting with a write of the container's resources: requests wait
+      // on the quota whether or not this workload's own latency series shows it (the caller's does).
+      status = 'supported';
+      confidence = 0.72;
     } else if (!symptoms.metricsKnown && lowered && changeBeforeThrottle) {
       // No latency/error metric to read; the limit change and the throttling are both on record.
       status = 'supported';

@@ -89,12 +89,20 @@ function deviatedLevel(s: SeriesSummary): number | null {
   return round(shift ? shift.after : s.max);
 }
 
+/** Error ratios (5xx / requests), the target's or a dependency's as its callers see it. */
+const ERROR_RATIOS = new Set(['error_ratio', 'dependency_error_ratio']);
+/** The least 5xx share that is a symptom: 1% of requests (SLOs page at 0.1-1% burned over hours, not 0.01% now). */
+const MATERIAL_ERROR_RATIO = 0.01;
+
 /** The deviations of one summary in its bad direction (or the one asked for), as symptoms. */
 export function metricSymptoms(summary: MetricSummary | undefined, direction?: 'up' | 'down'): (Omit<MetricSymptom, 'metric'> & { series: SeriesSummary })[] {
   if (!summary || summary.status !== 'success') return [];
   const out: (Omit<MetricSymptom, 'metric'> & { series: SeriesSummary })[] = [];
   for (const s of summary.series) {
     if (!s.deviationStart || s.deviationDirection !== (direction ?? (summary.badWhen === 'low' ? 'down' : 'up'))) continue;
+    // A 5xx ratio that doubled from 0.004% to 0.009% left its baseline, but no one is paged for it:
+    // an error-ratio symptom counts once errors reach a share a user would notice.
+    if (ERROR_RATIOS.has(summary.id) && (s.max ?? 0) < MATERIAL_ERROR_RATIO) continue;
     const evidence = metricEvidence({ ...summary, series: [s] })[0];
     if (!evidence) continue;
     out.push({ start: s.deviationStart, before: round(s.baseline?.median), after: deviatedLevel(s), unit: summary.unit, evidence, series: s });

@@ -30,6 +30,7 @@ const QUOTA = /exceeded quota:\s*([\w.-]+),\s*requested:\s*([^,]+?),\s*used:\s*(
 const LIMIT_RANGE = /(maximum|minimum) (cpu|memory|ephemeral-storage) usage per (Container|Pod) is ([\w.]+)(?:, but (?:limit|request) is ([\w.]+))?/i;
 const WEBHOOK_DENIED = /admission webhook "([^"]+)" denied the request:?\s*(.*)$/i;
 const WEBHOOK_FAILED = /failed calling webhook "([^"]+)":\s*(.*)$/i;
+const KYVERNO_POLICY = /blocked due to the following policies:?\s*([a-z0-9][a-z0-9.-]*):/i;
 const PSA = /violates PodSecurity "([\w-]+)(?::[\w.-]+)?":\s*(.*)$/i;
 
 interface Block {
@@ -52,7 +53,9 @@ export const podCreationBlocked: ClusterAnalyzer = {
       const at = eventTime(e);
       if (!at || Math.abs(input.onset.getTime() - at.getTime()) > RECENT_MS) continue;
       const ns = e.involvedObject?.namespace ?? e.metadata?.namespace ?? '';
-      const msg = e.message ?? '';
+      // Policy engines write multi-line messages (Kyverno: "denied the request: \n\nresource … blocked due
+      // to the following policies \n\nrequire-pod-limits:\n  check-limits: …"): read them as one line.
+      const msg = (e.message ?? '').replace(/\s+/g, ' ').trim();
       const owner = ownerOf(t, e);
       let block: Omit<Block, 'events' | 'owners'> | undefined;
       let m: RegExpExecArray | null;
@@ -67,10 +70,14 @@ export const podCreationBlocked: ClusterAnalyzer = {
         const detail = m[2] ?? '';
         const config = webhookConfiguration(input, webhook);
         const reason = /denied the request/i.test(msg) ? 'denied' : /x509|certificate/i.test(detail) ? 'webhook_tls' : /deadline exceeded|timeout|timed out/i.test(detail) ? 'webhook_timeout' : 'webhook_unavailable';
+        // A policy engine's denial names the policy that changed, which is what to look at and fix:
+        // Kyverno "blocked due to the following policies <name>:", Gatekeeper "[<constraint>] …".
+        const policy = KYVERNO_POLICY.exec(detail)?.[1];
+        const policyRef = policy ? kyvernoPolicy(input, policy, ns) : undefined;
         block = {
           family: 'admission-denied',
-          component: config ?? { kind: 'ValidatingWebhookConfiguration', name: webhook },
-          facts: { webhook, ...(config ? { configuration: config.name } : {}), reason, message: clip(msg, 300) },
+          component: policyRef ?? config ?? { kind: 'ValidatingWebhookConfiguration', name: webhook },
+          facts: { webhook, ...(config ? { configuration: config.name } : {}), ...(policy ? { policy } : {}), reason, message: clip(msg, 300) },
           what: `admission webhook ${webhook}${config ? ` (${config.kind} ${config.name})` : ''} ${reason === 'denied' ? 'denies the pods' : `cannot be reached (${reason.replace('webhook_', '')}) and fails closed`}`,
         };
       } else if ((m = PSA.exec(msg))) {
@@ -98,7 +105,9 @@ export const podCreationBlocked: ClusterAnalyzer = {
             ? input.cluster.snapshot.limitRanges.find((q) => q.metadata?.namespace === b.component.namespace && q.metadata?.name === b.component.name)?.metadata
             : b.component.kind === 'Namespace'
               ? input.cluster.snapshot.namespaces.find((n) => n.metadata?.name === b.component.name)?.metadata
-              : [...input.cluster.snapshot.validatingWebhooks, ...input.cluster.snapshot.mutatingWebhooks].find((w) => w.metadata?.name === b.component.name)?.metadata;
+              : b.component.kind === 'ClusterPolicy' || b.component.kind === 'Policy'
+                ? (input.cluster.snapshot.custom[b.component.kind] ?? []).find((o) => o.metadata.name === b.component.name && (b.component.kind === 'ClusterPolicy' || o.metadata.namespace === b.component.namespace))?.metadata
+                : [...input.cluster.snapshot.validatingWebhooks, ...input.cluster.snapshot.mutatingWebhooks].find((w) => w.metadata?.name === b.component.name)?.metadata;
       const change = lastChangeBefore(b.component.kind, meta, first ?? input.onset);
       if (change) {
         facts['manager'] = change.actor;
@@ -110,6 +119,9 @@ export const podCreationBlocked: ClusterAnalyzer = {
         if (q) supporting.push({ kind: 'object', summary: `ResourceQuota ${b.component.name}: hard ${fmt(q.status?.hard ?? q.spec?.hard)}, used ${fmt(q.status?.used)}`, citation: objectCitation('ResourceQuota', b.component.namespace, b.component.name, 'status') });
       }
       if (b.family === 'admission-denied' && b.component.kind.endsWith('WebhookConfiguration')) supporting.push(...backendEvidence(input, b.component, String(b.facts['webhook'])));
+      if (meta && (b.component.kind === 'ClusterPolicy' || b.component.kind === 'Policy')) {
+        supporting.push({ kind: 'object', summary: `Kyverno ${b.component.kind} ${b.component.name}${meta.creationTimestamp ? ` (created ${clockTime(new Date(meta.creationTimestamp))})` : ''} denies the pods at admission`, citation: objectCitation(b.component.kind, b.component.namespace, b.component.name, 'spec.rules') });
+      }
       out.push({
         key: `pod-creation-blocked:${b.component.kind}/${b.component.namespace ?? ''}/${b.component.name}`,
         analyzer: 'pod-creation-blocked',
@@ -178,4 +190,11 @@ function splitPair(s: string): [string, string] {
 
 function fmt(r: Record<string, string> | undefined): string {
   return Object.entries(r ?? {}).map(([k, v]) => `${k}=${v}`).join(', ') || 'n/a';
+}
+
+/** The Kyverno policy of that name: a namespaced Policy when the namespace has one, else the ClusterPolicy. */
+function kyvernoPolicy(input: ClusterTriageInput, name: string, ns: string): ComponentRef {
+  const custom = input.cluster.snapshot.custom;
+  if ((custom['Policy'] ?? []).some((o) => o.metadata.name === name && o.metadata.namespace === ns)) return { kind: 'Policy', namespace: ns, name };
+  return { kind: 'ClusterPolicy', name };
 }
