@@ -94,7 +94,10 @@ export const podCreationBlocked: ClusterAnalyzer = {
     const out: Finding[] = [];
     for (const b of blocks.values()) {
       const first = b.events.map(eventFirstTime).filter((d): d is Date => !!d).sort((a, c) => a.getTime() - c.getTime())[0];
-      const podsBlocked = b.events.reduce((n, e) => n + (e.count ?? 1), 0);
+      // Pods that could not be created: what each refused ReplicaSet still lacks (spec against status);
+      // the events' counts are retries of the same pods, so they are the fallback only.
+      const lacking = missingPods(input, b.events);
+      const podsBlocked = lacking ?? b.events.reduce((n, e) => n + (e.count ?? 1), 0);
       const supporting: Evidence[] = b.events.sort((a, c) => (c.count ?? 1) - (a.count ?? 1)).slice(0, 3).map(eventEvidenceOf);
       const facts: Record<string, string | number | boolean> = { ...b.facts, podsBlocked };
       // Who changed the quota (or the webhook configuration, or the namespace label) and when.
@@ -197,4 +200,21 @@ function kyvernoPolicy(input: ClusterTriageInput, name: string, ns: string): Com
   const custom = input.cluster.snapshot.custom;
   if ((custom['Policy'] ?? []).some((o) => o.metadata.name === name && o.metadata.namespace === ns)) return { kind: 'Policy', namespace: ns, name };
   return { kind: 'ClusterPolicy', name };
+}
+
+/** Pods the refused ReplicaSets still lack (desired minus created), when every event is about one. */
+function missingPods(input: ClusterTriageInput, events: { involvedObject?: { kind?: string; name?: string; namespace?: string } }[]): number | undefined {
+  const seen = new Set<string>();
+  let total = 0;
+  for (const e of events) {
+    const io = e.involvedObject;
+    if (io?.kind !== 'ReplicaSet' || !io.name) return undefined;
+    const id = `${io.namespace}/${io.name}`;
+    if (seen.has(id)) continue;
+    seen.add(id);
+    const rs = input.cluster.snapshot.replicaSets.find((r) => r.metadata?.namespace === io.namespace && r.metadata?.name === io.name);
+    if (!rs || rs.spec?.replicas === undefined) return undefined;
+    total += Math.max(0, rs.spec.replicas - (rs.status?.replicas ?? 0));
+  }
+  return seen.size ? total : undefined;
 }
