@@ -38,6 +38,16 @@ import { clip, containerStatuses, eventEvidence, imageTag, podEvents, revisionEv
 import { fmtLevel, metricLabel, moved as shifted, SKEW_MS, targetSymptoms, type MetricSymptom } from './deploy-regression.js';
 
 const NAME = 'cpu-throttling';
+/** The alert is about latency, and on another component than the target, which it reached by the walk. */
+function callerLatencyAlert(input: TriageInput): boolean {
+  const a = input.alert;
+  const words = `${a.title ?? ''} ${a.alertName ?? ''} ${Object.values(a.labels ?? {}).join(' ')}`;
+  if (!/latenc|\bp9\d|duration|slow|response time/i.test(words)) return false;
+  const t = input.kube.target;
+  const reached = t && input.cluster?.walk.reached.get(`${t.kind}/${t.namespace}/${t.name}`);
+  return !!reached && reached.path.length > 1;
+}
+
 /** Share of CFS periods throttled beyond which the container is starved, not merely tight. */
 const SEVERE_THROTTLING = 0.5;
 /** Throttled periods / periods that hurt on their own (the catalog's threshold). */
@@ -423,9 +433,10 @@ export const cpuThrottling: Analyzer = {
     } else if (first || probeTimeouts.length) {
       status = 'supported';
       confidence = lowered && changeBeforeThrottle ? 0.9 : hasChange && changeBeforeThrottle ? 0.82 : rose ? 0.72 : 0.65;
-    } else if (hasChange && changeBeforeThrottle && rose && ratio >= SEVERE_THROTTLING) {
-      // Most CFS periods throttled, starting with a write of the container's resources: requests wait
-      // on the quota whether or not this workload's own latency series shows it (the caller's does).
+    } else if (hasChange && changeBeforeThrottle && rose && ratio >= SEVERE_THROTTLING && callerLatencyAlert(input)) {
+      // Most CFS periods throttled, starting with a write of the container's resources, and the alert is
+      // a latency alert on a caller the walk reached it from: the caller sees the queueing even when
+      // this workload's own server-side series (timed inside the process) does not.
       status = 'supported';
       confidence = 0.72;
     } else if (!symptoms.metricsKnown && lowered && changeBeforeThrottle) {
