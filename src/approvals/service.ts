@@ -106,7 +106,7 @@ export class ApprovalService {
   }
 
   /** Proposes the fix of the latest investigation's leading supported hypothesis, if it has one. */
-  async proposeLeading(incidentId: string): Promise<ProposeResult> {
+  async proposeLeading(incidentId: string, opts: { requestedBy?: Requester } = {}): Promise<ProposeResult> {
     // The board may have moved since the last card (a re-run, a responder): what no longer stands goes first.
     await this.withdrawUnbacked(incidentId);
     const h = await this.deps.db.hypothesis.findFirst({
@@ -121,7 +121,7 @@ export class ApprovalService {
       ...(h.componentKind && h.componentName ? { component: { kind: h.componentKind, name: h.componentName, ...(h.componentNs ? { namespace: h.componentNs } : {}) } } : {}),
       ...(h.facts ? { facts: JSON.parse(h.facts) as Record<string, string | number | boolean> } : {}),
       mitigation: JSON.parse(h.mitigation) as MitigationProposal,
-    });
+    }, opts.requestedBy ? { requestedBy: opts.requestedBy } : {});
   }
 
   /**
@@ -347,11 +347,17 @@ export class ApprovalService {
     return { kind: 'refused', reason };
   }
 
+  /** A refused stop or resume, on the audit trail like a refused click. */
+  private async refuseStop(kind: 'vigil.stop_refused' | 'vigil.resume_refused', scope: StopScope, userId: string, reason: string): Promise<StopResult> {
+    await recordAudit(this.deps.db, { incidentId: scope === 'global' ? null : scope.incidentId, actor: userId, kind, data: { scope: scope === 'global' ? GLOBAL_SCOPE : scope.incidentId, reason }, at: this.deps.clock.now() });
+    return { kind: 'refused', reason };
+  }
+
   /** Kill switch: cancels pending requests in scope; while stopped, nothing is proposed or executed. */
   async stop(scope: StopScope, userId: string): Promise<StopResult> {
     const { db, clock, policy } = this.deps;
     const key = scope === 'global' ? GLOBAL_SCOPE : scope.incidentId;
-    if (scope === 'global' && !isPolicyAdmin(policy, userId)) return { kind: 'refused', reason: 'only a policy admin may stop Vigil for all incidents; use `/sre stop <incident id>` for one incident' };
+    if (scope === 'global' && !isPolicyAdmin(policy, userId)) return this.refuseStop('vigil.stop_refused', scope, userId, 'only a policy admin may stop Vigil for all incidents; use `/sre stop <incident id>` for one incident');
     const now = clock.now();
     await setStop(db, key, true, userId, now);
     const pending = await db.approvalRequest.findMany({ where: { status: { in: ['pending', 'approved'] }, ...(scope === 'global' ? {} : { incidentId: scope.incidentId }) } });
@@ -370,7 +376,15 @@ export class ApprovalService {
   async resume(scope: StopScope, userId: string): Promise<StopResult> {
     const { db, clock, policy } = this.deps;
     const key = scope === 'global' ? GLOBAL_SCOPE : scope.incidentId;
-    if (scope === 'global' && !isPolicyAdmin(policy, userId)) return { kind: 'refused', reason: 'only a policy admin may resume Vigil for all incidents' };
+    if (scope === 'global' && !isPolicyAdmin(policy, userId)) return this.refuseStop('vigil.resume_refused', scope, userId, 'only a policy admin may resume Vigil for all incidents');
+    if (scope !== 'global') {
+      // A stop is someone's decision that Vigil must not act here: only who stopped it, or a policy admin (who
+      // may also stop everything), may lift it. Otherwise anyone could undo a responder's kill switch.
+      const row = await db.stopSwitch.findUnique({ where: { scope: key } });
+      if (row?.stopped && row.by !== userId && !isPolicyAdmin(policy, userId)) {
+        return this.refuseStop('vigil.resume_refused', scope, userId, `only <@${row.by}>, who stopped it, or a policy admin may resume Vigil for this incident`);
+      }
+    }
     const now = clock.now();
     await setStop(db, key, false, userId, now);
     await recordAudit(db, { incidentId: scope === 'global' ? null : scope.incidentId, actor: userId, kind: 'vigil.resumed', data: { scope: key }, at: now });
@@ -420,12 +434,13 @@ export class ApprovalService {
    * card is re-rendered without buttons. Then, with `propose` and no investigation under way (its report
    * proposes), the leading fix is proposed — e.g. the one a responder just confirmed.
    */
-  async followBoard(incidentId: string, opts: { propose?: boolean } = {}): Promise<{ withdrawn: number; proposed?: ProposeResult }> {
+  /** `requestedBy`: the responder whose verdict or click led to the proposal (four-eyes binds them). */
+  async followBoard(incidentId: string, opts: { propose?: boolean; requestedBy?: Requester } = {}): Promise<{ withdrawn: number; proposed?: ProposeResult }> {
     const withdrawn = await this.withdrawUnbacked(incidentId);
     if (!opts.propose) return { withdrawn };
     const latest = await this.deps.db.investigation.findFirst({ where: { incidentId }, orderBy: { startedAt: 'desc' }, select: { state: true } });
     if (latest && (latest.state === 'queued' || latest.state === 'running')) return { withdrawn };
-    return { withdrawn, proposed: await this.proposeLeading(incidentId) };
+    return { withdrawn, proposed: await this.proposeLeading(incidentId, opts.requestedBy ? { requestedBy: opts.requestedBy } : {}) };
   }
 
   /**
@@ -523,8 +538,9 @@ export class ApprovalService {
     return this.deps.db.incident.findMany({ where: { channelId, status: 'open' }, orderBy: { openedAt: 'desc' }, select: { id: true, title: true }, take: 10 });
   }
 
-  async incidentExists(id: string): Promise<boolean> {
-    return (await this.deps.db.incident.count({ where: { id } })) === 1;
+  /** The alert channel of an incident, or undefined when there is no such incident. */
+  async incidentChannel(id: string): Promise<string | undefined> {
+    return (await this.deps.db.incident.findUnique({ where: { id }, select: { channelId: true } }))?.channelId;
   }
 
   /**

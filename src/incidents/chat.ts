@@ -19,6 +19,9 @@ export interface PostTag {
   purpose: string;
 }
 
+/** Said instead of anything about an incident (title, cause) to a user outside its alert channel. */
+export const NOT_IN_CHANNEL = 'You are not a member of this incident’s alert channel, so Vigil will not show it or act on it for you. Ask someone in the channel to add you.';
+
 export interface ChatPort {
   post(channel: string, threadTs: string | undefined, message: ChatMessage, tag: PostTag): Promise<{ ts: string }>;
   update(channel: string, ts: string, message: ChatMessage): Promise<void>;
@@ -33,6 +36,12 @@ export interface ChatPort {
   userName(user: string): Promise<string | undefined>;
   /** A message by channel and ts (for `/sre investigate <message link>`). */
   fetchMessage(channel: string, ts: string): Promise<FetchedMessage | undefined>;
+  /**
+   * Whether a user is a member of a channel (Slack `conversations.members`). Incident data and commands
+   * follow the alert channel's membership: someone outside a private alert channel must not read its
+   * incidents or act on them. Optional: a port without it (no workspace to ask) lets everyone through.
+   */
+  isMember?(channel: string, user: string): Promise<boolean>;
 }
 
 export interface FetchedMessage {

@@ -36,6 +36,11 @@ export const investigationContextSchema = z
     subjects: z.array(z.string()).optional(),
     /** The candidate workloads the walk from the subjects gathered evidence for, with their distance. */
     candidates: z.array(z.string()).optional(),
+    /**
+     * The responder whose request started this run (a thread reply, `/sre investigate`): the fix it leads to is
+     * requested by them, so the four-eyes rule keeps them from approving it alone.
+     */
+    askedBy: z.string().optional(),
   })
   .passthrough();
 

@@ -23,6 +23,7 @@ import { parseAnnouncement } from '../changes/announcements.js';
 import { recordChange } from '../changes/store.js';
 import type { Clock } from './clock.js';
 import { phaseOf, loadIncidentRecord } from './views.js';
+import { readContext } from './context.js';
 import type { InvestigationRunner } from './runner.js';
 import { HomeRefresher } from './home-refresh.js';
 import type { AlertDelivery, IncidentService, ReceiveResult } from './service.js';
@@ -122,7 +123,7 @@ export class IncidentDesk {
         if (applied === 'unknown_label' && where) {
           await this.answerUnknownHypothesis(where, ref.incidentId, `${ref.label} is not on the current board (the investigation ran again), so nothing changed.`);
         }
-        if (applied === 'applied') await this.followBoard(ref.incidentId);
+        if (applied === 'applied') await this.followBoard(ref.incidentId, c.userId);
         await this.showInThread(ref.incidentId);
       })(),
     );
@@ -151,11 +152,12 @@ export class IncidentDesk {
   }
 
   private async publishHome(users: string[]): Promise<void> {
-    const model = await this.statusModel(true);
-    const view = renderHome(model, this.deps.clock.now());
     // Each viewer on their own: one user Slack refuses (left the workspace, rate limited) skips nobody else.
+    // Each gets their own view: only incidents of alert channels they are a member of.
     for (const u of users) {
-      await this.deps.chat.publishHome(u, view).catch((err: unknown) => this.deps.log.warn({ err: this.errorReason(err), user: u }, 'could not publish App Home for a user'));
+      await this.statusModel(true, u)
+        .then((model) => this.deps.chat.publishHome(u, renderHome(model, this.deps.clock.now())))
+        .catch((err: unknown) => this.deps.log.warn({ err: this.errorReason(err), user: u }, 'could not publish App Home for a user'));
     }
   }
 
@@ -184,10 +186,10 @@ export class IncidentDesk {
         if (applied === 'unknown_label' && 'label' in cmd) {
           await this.answerUnknownHypothesis({ channel: m.channel, threadTs: m.threadTs, user: m.user }, r.incidentId, `There is no ${cmd.label} on this incident's board, so nothing changed.`);
         }
-        if (applied === 'applied') await this.followBoard(r.incidentId);
+        if (applied === 'applied') await this.followBoard(r.incidentId, m.user);
         // Anything but a direct board command goes to the model, which investigates again with it. Without a
         // model, a reply still retries an investigation that failed (the failure notice says so).
-        if (applied === 'not_a_command') await this.investigateAgain(r.incidentId, this.deps.runner.hasModel ? 'finished' : 'failed');
+        if (applied === 'not_a_command') await this.investigateAgain(r.incidentId, this.deps.runner.hasModel ? 'finished' : 'failed', m.user);
         await this.showInThread(r.incidentId);
       }
       return;
@@ -229,28 +231,48 @@ export class IncidentDesk {
       case 'help':
         return renderHelp({});
       case 'status':
-        return this.status();
+        return this.status(cmd.userId);
       case 'investigate':
         return this.investigate(cmd, args);
       case 'postmortem':
-        return runPostmortemCommand(this.deps.postmortem, this.deps.db, { args, channelId: cmd.channelId, userId: cmd.userId });
+        return runPostmortemCommand(this.deps.postmortem, this.deps.db, { args, channelId: cmd.channelId, userId: cmd.userId, canSee: (channel) => this.canSee(cmd.userId, channel) });
       case 'stop':
       case 'resume':
         if (!this.deps.approvals) return { text: 'Vigil runs read-only here (no write policy is configured): there is nothing to stop or resume.' };
-        return runStopCommand(this.deps.approvals, { verb: sub.toLowerCase() as 'stop' | 'resume', args, userId: cmd.userId, channelId: cmd.channelId });
+        return runStopCommand(this.deps.approvals, {
+          verb: sub.toLowerCase() as 'stop' | 'resume',
+          args,
+          userId: cmd.userId,
+          channelId: cmd.channelId,
+          canSee: (channel) => this.canSee(cmd.userId, channel),
+          // Stop ends this replica's runs at once; other replicas read the stop switch at their next lease renewal.
+          onStopped: (scope) => this.deps.runner.stopRuns(scope, cmd.userId),
+        });
       default:
         return renderHelp({ error: `Unknown subcommand \`${sub.slice(0, 40)}\`.` });
     }
   }
 
-  private async status(): Promise<ChatMessage> {
-    return renderStatus(await this.statusModel(false));
+  private async status(userId: string): Promise<ChatMessage> {
+    return renderStatus(await this.statusModel(false, userId));
   }
 
-  /** Open incidents with their leading hypothesis (and, for Home, links and pending approvals). */
-  private async statusModel(withLinks: boolean): Promise<StatusModel> {
+  /**
+   * Whether this user may see and act on incidents of this alert channel: they must be a member of it
+   * (issue 12: someone outside a private alert channel must not read its incidents or stop them).
+   */
+  private async canSee(userId: string, channelId: string): Promise<boolean> {
+    const { chat } = this.deps;
+    return chat.isMember ? chat.isMember(channelId, userId) : true;
+  }
+
+  /** Open incidents (those of alert channels `viewer` is in) with their leading hypothesis (and, for Home, links and pending approvals). */
+  private async statusModel(withLinks: boolean, viewer: string): Promise<StatusModel> {
     const { db, service, clock } = this.deps;
-    const open = await service.openIncidents();
+    const all = await service.openIncidents();
+    const visible = new Map<string, boolean>();
+    for (const ch of new Set(all.map((i) => i.channelId))) visible.set(ch, await this.canSee(viewer, ch));
+    const open = all.filter((i) => visible.get(i.channelId));
     const records = await Promise.all(open.map((i) => loadIncidentRecord(db, i.id)));
     const pending = withLinks
       ? await db.approvalRequest.groupBy({ by: ['incidentId'], where: { status: 'pending', incidentId: { in: open.map((i) => i.id) } }, _count: { _all: true } })
@@ -301,7 +323,7 @@ export class IncidentDesk {
       case 'repeat':
       case 'reopened': {
         // Asked by a person: a finished investigation runs again with fresh evidence.
-        const again = await this.investigateAgain(result.incidentId, 'finished');
+        const again = await this.investigateAgain(result.incidentId, 'finished', cmd.userId);
         await this.showInThread(result.incidentId);
         const inc = await this.deps.db.incident.findUniqueOrThrow({ where: { id: result.incidentId } });
         const link = inc.threadTs ? await this.deps.chat.permalink(inc.channelId, inc.threadTs) : undefined;
@@ -362,7 +384,11 @@ export class IncidentDesk {
    */
   async afterReport(incidentId: string): Promise<void> {
     if (!this.deps.approvals) return;
-    await this.deps.approvals.proposeLeading(incidentId);
+    // A run a responder asked for (or an incident they opened with /sre investigate) proposes in their name:
+    // four-eyes then keeps them from approving their own fix alone. Runs on an alert alone are Vigil's.
+    const inv = await this.deps.db.investigation.findFirst({ where: { incidentId }, orderBy: { startedAt: 'desc' }, select: { context: true, incident: { select: { openedBy: true } } } });
+    const requestedBy = (inv ? readContext(inv.context).askedBy : undefined) ?? inv?.incident.openedBy ?? undefined;
+    await this.deps.approvals.proposeLeading(incidentId, requestedBy ? { requestedBy } : {});
     await this.showInThread(incidentId);
   }
 
@@ -370,8 +396,8 @@ export class IncidentDesk {
    * Proposals follow the board: a verdict on a hypothesis (rule out, refute, confirm) withdraws the fixes it no
    * longer backs and proposes the leading one. A failure here must not lose the verdict, which is stored.
    */
-  private async followBoard(incidentId: string): Promise<void> {
-    await this.deps.approvals?.followBoard(incidentId, { propose: true }).catch((err: unknown) => this.deps.log.error({ incidentId, err: this.errorReason(err) }, 'could not bring the approval cards in line with the board'));
+  private async followBoard(incidentId: string, requestedBy: string): Promise<void> {
+    await this.deps.approvals?.followBoard(incidentId, { propose: true, requestedBy }).catch((err: unknown) => this.deps.log.error({ incidentId, err: this.errorReason(err) }, 'could not bring the approval cards in line with the board'));
   }
 
   /**
@@ -409,13 +435,14 @@ export class IncidentDesk {
   /**
    * Run an incident's latest investigation again when it has `finished` (reported or gave up), or only
    * when it `failed`. One that is queued or running already reads the newest state, so it is left alone.
+   * `askedBy`: the responder asking (a reply, `/sre investigate`); the fix the run leads to is requested by them.
    */
-  private async investigateAgain(incidentId: string, when: 'finished' | 'failed'): Promise<'again' | 'running' | 'kept'> {
+  private async investigateAgain(incidentId: string, when: 'finished' | 'failed', askedBy?: string): Promise<'again' | 'running' | 'kept'> {
     const inv = await this.deps.db.investigation.findFirst({ where: { incidentId }, orderBy: { startedAt: 'desc' } });
     if (!inv) return 'kept';
     if (inv.state === 'queued' || inv.state === 'running') return 'running';
     if (inv.state !== 'failed' && (when === 'failed' || inv.state !== 'waiting')) return 'kept';
-    await this.deps.runner.reinvestigate(inv.id);
+    await this.deps.runner.reinvestigate(inv.id, askedBy);
     this.deps.log.info({ incidentId, investigationId: inv.id, was: inv.state }, 'investigating again');
     return 'again';
   }

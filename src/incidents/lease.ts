@@ -12,6 +12,17 @@ export class LeaseLostError extends Error {
 }
 
 /**
+ * `/sre stop` for this incident (or for all): the signal aborts with this, so the model call or evidence read
+ * in flight ends now, and the run records that it was stopped instead of retrying.
+ */
+export class InvestigationStoppedError extends Error {
+  constructor(readonly by: string) {
+    super(`stopped by ${by} (/sre stop)`);
+    this.name = 'InvestigationStoppedError';
+  }
+}
+
+/**
  * One worker's hold on one investigation, in the DB: only the holder writes. The lease is renewed every
  * third of its length while steps run (a model step may outlast it), and every write checks
  * `leaseOwner` in its own `where`, so a worker that lost the lease (a pause, a partition) stops writing
@@ -22,6 +33,8 @@ export class InvestigationLease {
   private timer?: NodeJS.Timeout;
   private renewing = false;
   private released = false;
+  /** Asked at every renewal: who stopped this incident (in the DB, so a stop on another replica reaches here). */
+  private stopCheck?: () => Promise<string | undefined>;
 
   private constructor(
     private readonly db: Db,
@@ -53,6 +66,16 @@ export class InvestigationLease {
     return this.controller.signal;
   }
 
+  /** Abort what runs under this lease (the signal) because someone stopped the incident. */
+  abortStopped(by: string): void {
+    if (!this.controller.signal.aborted) this.controller.abort(new InvestigationStoppedError(by));
+  }
+
+  /** Checked at each renewal, so a stop recorded by any replica aborts this run within a third of the lease. */
+  watchStop(check: () => Promise<string | undefined>): void {
+    this.stopCheck = check;
+  }
+
   /** Throw if the lease was lost (or given up) since the last check. */
   check(): void {
     if (this.controller.signal.aborted) throw this.controller.signal.reason;
@@ -75,7 +98,9 @@ export class InvestigationLease {
   /** Give the lease up (the update clears or moves it); writes after this throw. */
   async release(data: Prisma.InvestigationUpdateManyMutationInput, db: Db | DbTx = this.db): Promise<void> {
     this.stop();
-    this.check();
+    // A stopped run still gives its lease up (recording that it was stopped); a lost one does not.
+    if (!(this.controller.signal.reason instanceof InvestigationStoppedError)) this.check();
+    else if (this.released) throw new LeaseLostError(this.investigationId);
     const { count } = await db.investigation.updateMany({ where: { id: this.investigationId, leaseOwner: this.owner }, data: { leaseOwner: null, leaseUntil: null, ...data } });
     if (count !== 1) throw this.lost();
     this.released = true;
@@ -103,6 +128,8 @@ export class InvestigationLease {
     this.renewing = true;
     try {
       await this.update();
+      const by = await this.stopCheck?.();
+      if (by) this.abortStopped(by);
     } catch (err) {
       // A DB hiccup is not a lost lease: the next renewal (or the step's own write) decides.
       if (!(err instanceof LeaseLostError)) this.log.warn({ err: err instanceof Error ? err.message : String(err), investigationId: this.investigationId }, 'could not renew the investigation lease');

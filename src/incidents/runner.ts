@@ -11,7 +11,7 @@ import { storeFindings } from './findings.js';
 import type { Context, Tracer } from '@opentelemetry/api';
 import { inSpan, recordAgentEvent, rootContext } from '../audit/tracing.js';
 import { deepenWithModel, escalationFor, unreadSteering, type ModelStepDeps } from './deepen.js';
-import { InvestigationLease, LeaseLostError } from './lease.js';
+import { InvestigationLease, InvestigationStoppedError, LeaseLostError } from './lease.js';
 import { investigateDeterministically, type EvidenceSources, type InvestigationOutcome } from './investigate.js';
 import { ThreadSyncError, type ThreadSync } from './thread.js';
 
@@ -40,6 +40,8 @@ export class InvestigationRunner {
   private readonly running = new Set<string>();
   /** Asked for while running here: queued again when the current run ends. */
   private readonly again = new Set<string>();
+  /** Runs in progress here, by investigation id, so `/sre stop` can abort them at once. */
+  private readonly leases = new Map<string, { incidentId: string; lease: InvestigationLease }>();
   /** Traces of each run, step, tool call and model call (set when tracing is configured). */
   tracer?: Tracer;
   /** Called after an investigation reports (e.g. to propose its fix for approval); failures are logged, not fatal. */
@@ -137,6 +139,28 @@ export class InvestigationRunner {
     }
   }
 
+  /**
+   * `/sre stop` on this replica: abort the model call or evidence read in flight now (other replicas see the
+   * stop in the DB at their next lease renewal, see `stoppedBy`).
+   */
+  stopRuns(scope: 'global' | { incidentId: string }, by: string): number {
+    let n = 0;
+    for (const { incidentId, lease } of this.leases.values()) {
+      if (scope === 'global' || scope.incidentId === incidentId) {
+        lease.abortStopped(by);
+        n++;
+      }
+    }
+    return n;
+  }
+
+  /** Who stopped this incident (or everything), from the stop switch in the DB; undefined when not stopped. */
+  private async stoppedBy(incidentId: string): Promise<string | undefined> {
+    // 'global' is approvals' GLOBAL_SCOPE (the stop switch of `/sre stop all`); read here without importing approvals.
+    const rows = await this.db.stopSwitch.findMany({ where: { scope: { in: ['global', incidentId] }, stopped: true } });
+    return rows[0]?.by;
+  }
+
   private async runClaimed(lease: InvestigationLease): Promise<void> {
     const id = lease.investigationId;
     let log = this.log.child({ investigationId: id });
@@ -145,6 +169,8 @@ export class InvestigationRunner {
     try {
       const inv = await this.db.investigation.findUniqueOrThrow({ where: { id }, include: { incident: { include: { alerts: { orderBy: { receivedAt: 'asc' }, take: 1 } } } } });
       incidentId = inv.incidentId;
+      this.leases.set(id, { incidentId, lease });
+      lease.watchStop(() => this.stoppedBy(inv.incidentId));
       step = inv.step as Step;
       log = log.child({ incidentId });
       const firstAlert = inv.incident.alerts[0];
@@ -152,6 +178,10 @@ export class InvestigationRunner {
       await inSpan(this.tracer, 'vigil.investigation', rootContext(), { 'vigil.incident.id': inv.incidentId, 'vigil.investigation.id': id, 'vigil.resumed_from': inv.step }, async (span, runCtx) => {
         if (span) await this.patchContext(lease, { traceId: span.spanContext().traceId });
         while (step !== 'reported') {
+          // Stopped (here or on another replica): no further evidence read or model call starts.
+          const by = await this.stoppedBy(inv.incidentId);
+          if (by) lease.abortStopped(by);
+          lease.check();
           const current = step;
           const next = await inSpan(this.tracer, `vigil.step ${current}`, runCtx, { 'vigil.step': current }, (_s, stepCtx) => this.advance(lease, inv.incidentId, current, firstAlert, stepCtx));
           // Only the lease holder records progress: a worker that lost it mid-step drops the step.
@@ -164,6 +194,8 @@ export class InvestigationRunner {
     } catch (err) {
       await this.failed(lease, step, err, log);
       return;
+    } finally {
+      this.leases.delete(id);
     }
     await this.reported(id, incidentId, log);
   }
@@ -194,6 +226,13 @@ export class InvestigationRunner {
       log.warn({ step }, 'lost the investigation lease mid-step; the worker that holds it carries on');
       return;
     }
+    const reason = lease.signal.aborted ? lease.signal.reason : undefined;
+    if (err instanceof InvestigationStoppedError || reason instanceof InvestigationStoppedError) {
+      await this.recordStopped(lease, step, (reason instanceof InvestigationStoppedError ? reason : (err as InvestigationStoppedError)).by, log).catch((e: unknown) => {
+        if (!(e instanceof LeaseLostError)) log.error({ err: errorText(e) }, 'could not record the stopped investigation; it is claimed again after the lease expires');
+      });
+      return;
+    }
     const message = errorText(err);
     try {
       await this.recordFailure(lease, step, message, log);
@@ -202,6 +241,17 @@ export class InvestigationRunner {
       log.error({ step, err: message, recordErr: errorText(e) }, 'could not record the investigation failure; retrying after the lease expires');
       this.later(lease.investigationId, this.settings.leaseMs);
     }
+  }
+
+  /** Stopped by a responder: no retry. It ends as failed (so a reply or `/sre investigate` can run it again after /sre resume). */
+  private async recordStopped(lease: InvestigationLease, step: Step, by: string, log: Logger): Promise<void> {
+    const fresh = await this.db.investigation.findUniqueOrThrow({ where: { id: lease.investigationId } });
+    await this.db.$transaction(async (tx) => {
+      await lease.release({ state: 'failed', lastError: `stopped by ${by} (/sre stop)`, finishedAt: this.clock.now() }, tx);
+      await recordAudit(tx, { incidentId: fresh.incidentId, actor: by, kind: 'investigation.stopped', data: { step } });
+    });
+    log.info({ step, by }, 'investigation stopped');
+    await this.thread.sync(fresh.incidentId).catch((e: unknown) => log.error({ err: errorText(e) }, 'could not show the stop in the thread'));
   }
 
   private async recordFailure(lease: InvestigationLease, step: Step, message: string, log: Logger): Promise<void> {
@@ -317,10 +367,12 @@ export class InvestigationRunner {
    * investigation is left alone: the model reads new steering between steps, and a reply it did not
    * read triggers this once the run reports. Says whether a run was queued.
    */
-  async reinvestigate(investigationId: string): Promise<boolean> {
+  async reinvestigate(investigationId: string, askedBy?: string): Promise<boolean> {
+    // Who asked is kept with the run: the proposal it leads to is theirs (four-eyes), see InvestigationContext.askedBy.
+    const context = askedBy ? await this.db.investigation.findUnique({ where: { id: investigationId }, select: { context: true } }) : null;
     const { count } = await this.db.investigation.updateMany({
       where: { id: investigationId, state: { in: ['waiting', 'failed'] } },
-      data: { state: 'queued', step: 'announced', attempts: 0, lastError: null },
+      data: { state: 'queued', step: 'announced', attempts: 0, lastError: null, ...(context ? { context: JSON.stringify({ ...readContext(context.context), askedBy }) } : {}) },
     });
     if (count) this.enqueue(investigationId);
     return count > 0;

@@ -1,4 +1,4 @@
-import type { ChatMessage } from '../incidents/chat.js';
+import { NOT_IN_CHANNEL, type ChatMessage } from '../incidents/chat.js';
 import { renderErrorNote } from '../slack/blocks/notes.js';
 import { SLACK_LIMITS } from '../slack/blocks/limits.js';
 import { fallbackText, mrkdwnLink, mrkdwnText } from '../slack/blocks/mrkdwn.js';
@@ -13,6 +13,8 @@ export interface PostmortemCommand {
   /** Set when the command was run inside a thread. */
   threadTs?: string;
   userId: string;
+  /** Whether the user is a member of this alert channel; an incident of a channel they are not in is refused. */
+  canSee?: (channelId: string) => Promise<boolean>;
 }
 
 const INCIDENT_ID = /^[a-z0-9]{20,40}$/i;
@@ -25,6 +27,7 @@ const USAGE = 'Run `/sre postmortem` in an incident thread, or pass an incident 
  */
 export async function runPostmortemCommand(service: PostmortemService, db: Db, cmd: PostmortemCommand): Promise<ChatMessage> {
   const arg = cmd.args.trim().split(/\s+/)[0] ?? '';
+  const canSee = cmd.canSee ?? (async () => true);
   let incidentId: string | undefined;
   if (arg) {
     if (!INCIDENT_ID.test(arg)) return renderErrorNote({ what: `\`${arg.slice(0, 60)}\` is not an incident id`, next: USAGE });
@@ -35,6 +38,8 @@ export async function runPostmortemCommand(service: PostmortemService, db: Db, c
     incidentId = await service.findIncidentForThread(cmd.channelId, cmd.threadTs);
     if (!incidentId) return renderErrorNote({ what: 'This thread is not an incident Vigil investigated', next: USAGE });
   } else {
+    // The list below names incidents of this channel: only for its members.
+    if (!(await canSee(cmd.channelId))) return { text: NOT_IN_CHANNEL };
     const open = await db.incident.findMany({ where: { channelId: cmd.channelId, status: 'open' }, orderBy: { openedAt: 'desc' }, take: 6, select: { id: true, title: true } });
     if (open.length === 1) incidentId = open[0]!.id;
     else if (open.length === 0) return renderErrorNote({ what: 'No open incident in this channel', next: USAGE });
@@ -43,6 +48,9 @@ export async function runPostmortemCommand(service: PostmortemService, db: Db, c
       return { text: 'Several open incidents here: pass an incident id.', blocks: [sectionBlock(`Several incidents are open in this channel; say which one with \`/sre postmortem <incident id>\`:\n${list}`)] };
     }
   }
+  // Checked on the incident's own channel, wherever the command was typed: the draft carries its cause.
+  const { channelId } = await db.incident.findUniqueOrThrow({ where: { id: incidentId }, select: { channelId: true } });
+  if (!(await canSee(channelId))) return { text: NOT_IN_CHANNEL };
   try {
     const r = await service.postDraft(incidentId, cmd.userId);
     const link = r.issueUrl ? ` · ${mrkdwnLink(r.issueUrl, 'GitHub issue')}` : '';

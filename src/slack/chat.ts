@@ -4,6 +4,7 @@ import type { ChatMessage, ChatPort, FetchedMessage, PostTag } from '../incident
 import { ChannelPacer } from './pacer.js';
 
 const EVENT_TYPE = 'vigil_post';
+const MEMBERS_TTL_MS = 30_000;
 
 interface MetadataMessage {
   ts?: string;
@@ -13,6 +14,8 @@ interface MetadataMessage {
 /** The chat port on Slack's Web API (the real WebClient; tests point it at the fake Slack server). */
 export class SlackChat implements ChatPort {
   private readonly names = new Map<string, string | undefined>();
+  /** Channel members, cached briefly: a burst of commands or a Home refresh asks Slack once per channel. */
+  private readonly members = new Map<string, { at: number; ids: Promise<Set<string>> }>();
 
   constructor(
     private readonly client: WebClient,
@@ -64,6 +67,40 @@ export class SlackChat implements ChatPort {
       this.log.warn({ err: String(err), channel, ts }, 'chat.getPermalink failed');
       return undefined;
     }
+  }
+
+  /**
+   * Membership from `conversations.members` (every page), cached for MEMBERS_TTL_MS so someone removed from
+   * a channel loses access within half a minute. A failed read is not cached and answers false: access is
+   * refused rather than granted when Slack cannot say.
+   */
+  async isMember(channel: string, user: string): Promise<boolean> {
+    const now = Date.now();
+    let hit = this.members.get(channel);
+    if (!hit || now - hit.at > MEMBERS_TTL_MS) {
+      const ids = this.readMembers(channel);
+      hit = { at: now, ids };
+      this.members.set(channel, hit);
+      ids.catch(() => this.members.get(channel) === hit && this.members.delete(channel));
+    }
+    try {
+      return (await hit.ids).has(user);
+    } catch (err) {
+      this.log.warn({ err: String(err), channel }, 'conversations.members failed; treating the user as not a member');
+      return false;
+    }
+  }
+
+  private async readMembers(channel: string): Promise<Set<string>> {
+    const ids = new Set<string>();
+    let cursor: string | undefined;
+    for (let page = 0; page < 100; page++) {
+      const res = await this.client.conversations.members({ channel, limit: 200, ...(cursor ? { cursor } : {}) });
+      for (const id of res.members ?? []) ids.add(id);
+      cursor = res.response_metadata?.next_cursor || undefined;
+      if (!cursor) break;
+    }
+    return ids;
   }
 
   async ephemeral(channel: string, user: string, m: ChatMessage, threadTs?: string): Promise<void> {

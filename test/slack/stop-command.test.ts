@@ -9,7 +9,7 @@ import type { ApprovalService } from '../../src/approvals/service.js';
 /** The two look-ups the scope resolution makes, answered from memory. */
 function service(open: { id: string; title: string }[]): ApprovalService {
   return {
-    incidentExists: async (id: string) => open.some((i) => i.id === id),
+    incidentChannel: async (id: string) => (open.some((i) => i.id === id) ? 'C1' : undefined),
     openIncidentsIn: async () => open,
   } as unknown as ApprovalService;
 }

@@ -15,8 +15,8 @@ const SUBCOMMANDS = [
   },
   { usage: '/sre status', what: 'list open incidents and their leading hypothesis', examples: [] },
   { usage: '/sre postmortem [incident id]', what: 'post a postmortem draft from the stored record (timeline, impact, root cause with evidence, what was ruled out, actions and who took them, follow-ups); opens a GitHub issue when configured', examples: [] },
-  { usage: '/sre stop [all]', what: 'kill switch: cancel pending fixes and stop writes and model calls for this incident (all: every incident, admins only)', examples: [] },
-  { usage: '/sre resume [all]', what: 'lift the kill switch', examples: [] },
+  { usage: '/sre stop [all]', what: 'kill switch: cancel pending fixes, stop writes, and end the model call and evidence reads under way for this incident (all: every incident, admins only); only members of its alert channel', examples: [] },
+  { usage: '/sre resume [all]', what: 'lift the kill switch (only whoever stopped it, or a policy admin); ask again with a thread reply or /sre investigate', examples: [] },
   { usage: '/sre help', what: 'show this help', examples: [] },
 ] as const;
 

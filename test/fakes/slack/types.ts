@@ -93,6 +93,11 @@ export interface FakeChannel {
   is_private?: boolean;
   /** Whether the bot is a member. Channels not configured are created on first use with is_member true. */
   is_member?: boolean;
+  /**
+   * Human members (user ids), as `conversations.members` lists them. Unset: every workspace user is a member
+   * (a channel everyone joined). The bot is listed too while `is_member` is true.
+   */
+  members?: string[];
 }
 
 export interface BotIdentity {

@@ -1,5 +1,5 @@
 /**
- * conversations.replies / history / join / info. Pagination uses opaque cursors and `limit` (form fields arrive
+ * conversations.replies / history / join / info / members. Pagination uses opaque cursors and `limit` (form fields arrive
  * as strings). Metadata is returned only with `include_all_metadata=true`, as in Slack.
  */
 import { boolParam, numParam, strParam } from '../request.js';
@@ -86,9 +86,26 @@ const info: MethodHandler = ({ params, store }) => {
   return ok({ channel: channelInfo(channel) });
 };
 
+/**
+ * Member ids, paged like Slack (default limit 100, max 1000, `next_cursor` '' on the last page). Slack
+ * answers `channel_not_found` also for a private channel the bot is not in.
+ */
+const members: MethodHandler = ({ params, store }) => {
+  const channel = knownChannel(store, strParam(params.channel));
+  if (!channel || (channel.is_private && channel.is_member === false)) return fail('channel_not_found');
+  const offset = decodeCursor(params.cursor);
+  if (offset === undefined) return fail('invalid_cursor');
+  const limit = Math.max(1, Math.min(1000, numParam(params.limit, 100)));
+  const humans = channel.members ?? [...store.users.keys()];
+  const ids = [...humans, ...(channel.is_member === false ? [] : [store.bot.userId])].filter((id, i, all) => all.indexOf(id) === i);
+  const { page, response_metadata } = paginate(ids, offset, limit);
+  return ok({ members: page, response_metadata });
+};
+
 export const conversationMethods: Record<string, MethodHandler> = {
   'conversations.replies': replies,
   'conversations.history': history,
   'conversations.join': join,
   'conversations.info': info,
+  'conversations.members': members,
 };
