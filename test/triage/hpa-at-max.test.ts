@@ -124,6 +124,27 @@ describe('hpa-at-max analyzer', () => {
     expect(f!.refuting.map((e) => e.kind)).toEqual(['metric', 'metric', 'change']);
   });
 
+  it('blames the ScaledObject edit that set the ceiling of KEDA\'s HPA, and cites it so it is not cleared as a look-alike', () => {
+    const keda = hpa(1, 1, 0);
+    keda.metadata = { name: 'keda-hpa-recommendations', namespace: 'shop', ownerReferences: [{ apiVersion: 'keda.sh/v1alpha1', kind: 'ScaledObject', name: 'recommendations', uid: 'u1' }] };
+    const edit: RankedChange = {
+      at: at(-7),
+      actor: 'argocd-controller',
+      kind: 'edit',
+      target: { kind: 'ScaledObject', namespace: 'shop', name: 'recommendations' },
+      source: 'kubernetes',
+      summary: 'argocd-controller updated scaledobject/recommendations (spec)',
+      citation: { source: 'kubernetes', ref: 'apis/keda.sh/v1alpha1/namespaces/shop/scaledobjects/recommendations#metadata.managedFields[0]' },
+      score: 0.6,
+      why: [],
+    };
+    const [f] = hpaAtMax.analyze(input({ hpas: [keda] }, [summary('request_rate', 'HTTP request rate', 'req/s', series(120, 130, at(-8)))], [edit]));
+    expect(f).toMatchObject({ status: 'supported', facts: { driver: 'misconfiguration', scaledObject: 'recommendations', manager: 'argocd-controller', changedAt: at(-7).toISOString() } });
+    expect(f!.supporting.map((e) => e.citation.ref)).toContain(edit.citation.ref);
+    // The saturated workload leads its own affected list.
+    expect(f!.affected?.[0]).toEqual({ kind: 'Deployment', namespace: 'shop', name: 'recommendations' });
+  });
+
   it('returns nothing when the HPA still has room', () => {
     expect(hpaAtMax.analyze(input({ hpas: [hpa(4, 10, 70, false)] }))).toEqual([]);
   });

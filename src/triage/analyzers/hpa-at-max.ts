@@ -15,7 +15,7 @@
  * - `metric` (`cpu`, `memory`, or a custom metric name), `current`, `target` (numbers, `unit` says what: `%` or raw)
  * - `limitedSince`: ScalingLimited's lastTransitionTime (ISO)
  * - `trafficBefore` / `trafficAfter` (req/s) and `trafficRatio`, when Prometheus has the request rate
- * - `driver`: `load` | `regression` | `unknown`
+ * - `driver`: `load` | `regression` | `misconfiguration` (a KEDA ScaledObject edit set the ceiling) | `unknown`
  */
 import type { V2HorizontalPodAutoscaler, V2MetricSpec, V2MetricStatus } from '@kubernetes/client-node';
 import type { ComponentRef, Evidence } from '../../evidence/types.js';
@@ -135,7 +135,7 @@ export const hpaAtMax: Analyzer = {
       // Load or regression: what did traffic do at the onset?
       const rate = summary(metrics?.summaries, 'request_rate');
       const latency = summary(metrics?.summaries, 'latency_p99');
-      let driver: 'load' | 'regression' | 'unknown' = 'unknown';
+      let driver: 'load' | 'regression' | 'misconfiguration' | 'unknown' = 'unknown';
       const traffic = rate ? levels(rate.series[0]!, onset) : undefined;
       if (rate && traffic) {
         const ratio = traffic.before > 0 ? traffic.after / traffic.before : Number.POSITIVE_INFINITY;
@@ -160,6 +160,21 @@ export const hpaAtMax: Analyzer = {
         const lines = metricEvidence(latency);
         if (lines[0]) (driver === 'regression' ? refuting : supporting).push(lines[0]);
       }
+      // KEDA owns its HPA (`keda-hpa-<name>`): the ceiling is the ScaledObject's maxReplicaCount, and an
+      // edit of it right before the HPA hit max is the cause, not load.
+      const scaledObject = (h.metadata?.ownerReferences ?? []).find((o) => o.kind === 'ScaledObject')?.name ?? (/^keda-hpa-(.+)$/.exec(name)?.[1]);
+      const ceilingEdit = scaledObject
+        ? changes
+            .filter((c) => c.target.kind === 'ScaledObject' && c.target.name === scaledObject && c.target.namespace === t.namespace && c.at.getTime() <= (limitedSince ?? onset).getTime() + 60_000 && onset.getTime() - c.at.getTime() <= CHANGE_WINDOW_MS)
+            .sort((a, b) => b.at.getTime() - a.at.getTime())[0]
+        : undefined;
+      if (ceilingEdit && driver !== 'load') {
+        driver = 'misconfiguration';
+        facts.scaledObject = scaledObject!;
+        facts.manager = ceilingEdit.actor;
+        facts.changedAt = ceilingEdit.at.toISOString();
+        supporting.push({ kind: 'change', summary: `ScaledObject ${scaledObject} edited by ${ceilingEdit.actor} at ${clockTime(ceilingEdit.at)} (${relativeToOnset(ceilingEdit.at, onset)}): KEDA's HPA now stops at ${max}`, citation: ceilingEdit.citation, observedAt: ceilingEdit.at });
+      }
       facts.driver = driver;
 
       // A recent rollout of the target with flat traffic is the better explanation: per-request cost went up.
@@ -180,9 +195,10 @@ export const hpaAtMax: Analyzer = {
         });
       }
 
-      const status = driver === 'load' ? 'supported' : driver === 'regression' || recentRollout ? 'inconclusive' : 'supported';
-      const confidence = driver === 'load' ? 0.88 : status === 'inconclusive' ? 0.45 : 0.7;
-      const affected = scopeRefs(kube);
+      const status = driver === 'load' || driver === 'misconfiguration' ? 'supported' : driver === 'regression' || recentRollout ? 'inconclusive' : 'supported';
+      const confidence = driver === 'load' || driver === 'misconfiguration' ? 0.88 : status === 'inconclusive' ? 0.45 : 0.7;
+      // The saturated workload first: it is what runs short, then who sees the latency.
+      const affected = [{ kind: t.kind, namespace: t.namespace, name: t.name }, ...scopeRefs(kube)];
       const overText = over ? `${over.metric} at ${fmt(over, over.current)} against a target of ${fmt(over, over.target)}` : 'its metric above target';
       out.push({
         key: `hpa-at-max:${t.namespace}/${t.kind}/${t.name}`,
