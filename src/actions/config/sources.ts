@@ -16,14 +16,13 @@
 import type { V1Secret } from '@kubernetes/client-node';
 import { gunzipSync } from 'node:zlib';
 import { parseAllDocuments } from 'yaml';
-import { decodeHelmRelease } from '../../evidence/kubernetes/helm.js';
+import { HELM_NAMESPACE, HELM_RELEASE, previousFromHelm } from '../helm-previous.js';
 import type { TargetReader } from '../reader.js';
 import type { ContentSource, KubeObject } from '../types.js';
 import { contentOf, sameContent, type ConfigContent } from './content.js';
 
 export const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
-export const HELM_RELEASE = 'meta.helm.sh/release-name';
-export const HELM_NAMESPACE = 'meta.helm.sh/release-namespace';
+export { HELM_NAMESPACE, HELM_RELEASE };
 /** What Vigil's restore replaced (JSON `{ data, binaryData }`), kept on the ConfigMap for the undo. */
 export const REPLACED_ANNOTATION = 'vigil.dev/replaced-content';
 
@@ -115,63 +114,21 @@ function renderedContent(manifest: string, name: string, namespace: string, rele
   return `it does not render configmap/${name}`;
 }
 
-/** Helm release names are DNS labels; anything else is not used in a label selector. */
-const RELEASE_NAME = /^[a-z0-9]([-a-z0-9.]{0,51}[a-z0-9])?$/;
-
 async function fromHelm(reader: TargetReader, cm: KubeObject, current: ConfigContent, revision?: number): Promise<PreviousContentResult> {
-  const release = cm.metadata?.annotations?.[HELM_RELEASE];
-  const namespace = cm.metadata?.namespace ?? '';
-  if (!release) return { unknown: `it is not managed by Helm (no ${HELM_RELEASE} annotation)` };
-  if (!RELEASE_NAME.test(release)) return { unknown: `its Helm release name ${JSON.stringify(release.slice(0, 60))} is not a valid release name` };
-  const releaseNs = cm.metadata?.annotations?.[HELM_NAMESPACE] ?? namespace;
-  let secrets: V1Secret[];
-  try {
-    secrets = await reader.helmReleaseSecrets(releaseNs, release);
-  } catch (err) {
-    const code = (err as { code?: unknown }).code;
-    return { unknown: `Helm release ${release}'s history could not be read (${typeof code === 'number' ? `HTTP ${code}` : err instanceof Error ? err.message.split('\n')[0] : String(err)})` };
-  }
-  const revisions = secrets
-    .flatMap((s) => {
-      try {
-        const r = decodeHelmRelease(s);
-        return [{ revision: r.revision, status: r.status, secret: s }];
-      } catch {
-        return [];
-      }
-    })
-    .sort((a, b) => b.revision - a.revision);
-  if (!revisions.length) return { unknown: `no revision of Helm release ${release} was found in ${releaseNs}` };
-  const label = (n: number, why: string) => `Helm release ${release} revision ${n} (${why})`;
-  const found = (n: number, content: ConfigContent, why: string, note?: string): PreviousContentResult => ({
-    found: { source: { kind: 'helm', release, namespace: releaseNs, revision: n }, label: label(n, why), from: `configmap/${cm.metadata?.name} in \`helm get manifest ${release} -n ${releaseNs} --revision ${n}\``, content, ...(note ? { note } : {}) },
+  const name = cm.metadata?.name ?? '';
+  const r = await previousFromHelm(reader, cm, current, {
+    render: (secret, releaseNs) => renderedContent(manifestOf(secret), name, cm.metadata?.namespace ?? '', releaseNs),
+    same: sameContent,
+    noun: 'content',
+    fromChart: 'the ConfigMap',
+    again: 'this ConfigMap',
+    ...(revision !== undefined ? { revision } : {}),
   });
-  const render = (r: (typeof revisions)[number]) => renderedContent(manifestOf(r.secret), cm.metadata?.name ?? '', namespace, releaseNs);
-  const deployed = revisions.find((r) => r.status === 'deployed');
-
-  if (revision !== undefined) {
-    const r = revisions.find((x) => x.revision === revision);
-    if (!r) return { unknown: `Helm release ${release} has no revision ${revision} (kept: ${revisions.map((x) => x.revision).join(', ')})` };
-    const content = render(r);
-    if (typeof content === 'string') return { unknown: `Helm release ${release} revision ${revision}: ${content}` };
-    if (sameContent(content, current)) return { unknown: `the live content already equals what Helm release ${release} revision ${revision} rendered` };
-    return found(revision, content, `as asked; status ${r.status}`, deployed && deployed.revision !== revision ? `Helm still records revision ${deployed.revision} as deployed: the next \`helm upgrade\` renders the ConfigMap from the chart again` : undefined);
-  }
-  if (!deployed) return { unknown: `Helm release ${release} has no deployed revision (statuses: ${revisions.map((r) => `${r.revision} ${r.status}`).join(', ')})` };
-  const rendered = render(deployed);
-  if (typeof rendered === 'string') return { unknown: `Helm release ${release} revision ${deployed.revision} (deployed): ${rendered}` };
-  if (!sameContent(rendered, current)) return found(deployed.revision, rendered, 'the deployed one; the live content was changed after it');
-  const previous = revisions.find((r) => r.revision < deployed.revision && (r.status === 'superseded' || r.status === 'deployed'));
-  if (!previous) return { unknown: `the live content is what Helm release ${release} revision ${deployed.revision} rendered, and no earlier successful revision is kept` };
-  const before = render(previous);
-  if (typeof before === 'string') return { unknown: `Helm release ${release} revision ${previous.revision} (the one before the deployed ${deployed.revision}): ${before}` };
-  if (sameContent(before, current)) return { unknown: `Helm release ${release} revisions ${previous.revision} and ${deployed.revision} render the same content, which is live` };
-  return found(
-    previous.revision,
-    before,
-    `the one before the deployed revision ${deployed.revision}, which changed it`,
-    `Helm still records revision ${deployed.revision} as deployed: the next \`helm upgrade\` renders this ConfigMap again, and \`helm rollback ${release} ${previous.revision}\` would roll back the whole release instead`,
-  );
+  if ('unknown' in r) return r;
+  const { release, releaseNamespace, revision: n, value, why, note } = r.found;
+  return {
+    found: { source: { kind: 'helm', release, namespace: releaseNamespace, revision: n }, label: `Helm release ${release} revision ${n} (${why})`, from: `configmap/${name} in \`helm get manifest ${release} -n ${releaseNamespace} --revision ${n}\``, content: value, ...(note ? { note } : {}) },
+  };
 }
 
 function fromReplaced(cm: KubeObject): PreviousContentResult {

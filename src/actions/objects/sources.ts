@@ -10,10 +10,9 @@
  * 3. only when asked (`source: replaced`, the undo of a restore): what Vigil's last restore replaced,
  *    kept on the object in `vigil.dev/replaced-spec`.
  */
-import type { V1Secret } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
-import { decodeHelmRelease } from '../../evidence/kubernetes/helm.js';
-import { HELM_NAMESPACE, HELM_RELEASE, LAST_APPLIED, manifestOf } from '../config/sources.js';
+import { HELM_RELEASE, LAST_APPLIED, manifestOf } from '../config/sources.js';
+import { previousFromHelm } from '../helm-previous.js';
 import type { TargetReader } from '../reader.js';
 import type { ContentSource, KubeObject } from '../types.js';
 import { FIELD_SETS, fieldsOf, sameFields, type SpecFields } from './fields.js';
@@ -89,8 +88,6 @@ export function fromLastApplied(kind: RestorableKind, obj: KubeObject, current: 
   return { found: { source: { kind: 'last-applied' }, label: 'the last `kubectl apply` (annotation kubectl.kubernetes.io/last-applied-configuration)', fields } };
 }
 
-const RELEASE_NAME = /^[a-z0-9]([-a-z0-9.]{0,51}[a-z0-9])?$/;
-
 function rendered(kind: RestorableKind, manifest: string, name: string, namespace: string, releaseNamespace: string): SpecFields | string {
   for (const doc of parseAllDocuments(manifest)) {
     if (doc.errors.length) continue;
@@ -104,58 +101,19 @@ function rendered(kind: RestorableKind, manifest: string, name: string, namespac
 }
 
 async function fromHelm(reader: TargetReader, kind: RestorableKind, obj: KubeObject, current: SpecFields, revision?: number): Promise<PreviousFieldsResult> {
-  const release = obj.metadata?.annotations?.[HELM_RELEASE];
-  const namespace = obj.metadata?.namespace ?? '';
   const name = obj.metadata?.name ?? '';
-  if (!release) return { unknown: `it is not managed by Helm (no ${HELM_RELEASE} annotation)` };
-  if (!RELEASE_NAME.test(release)) return { unknown: `its Helm release name ${JSON.stringify(release.slice(0, 60))} is not a valid release name` };
-  const releaseNs = obj.metadata?.annotations?.[HELM_NAMESPACE] ?? namespace;
-  let secrets: V1Secret[];
-  try {
-    secrets = await reader.helmReleaseSecrets(releaseNs, release);
-  } catch (err) {
-    const code = (err as { code?: unknown }).code;
-    return { unknown: `Helm release ${release}'s history could not be read (${typeof code === 'number' ? `HTTP ${code}` : err instanceof Error ? err.message.split('\n')[0] : String(err)})` };
-  }
-  const revisions = secrets
-    .flatMap((s) => {
-      try {
-        const r = decodeHelmRelease(s);
-        return [{ revision: r.revision, status: r.status, secret: s }];
-      } catch {
-        return [];
-      }
-    })
-    .sort((a, b) => b.revision - a.revision);
-  if (!revisions.length) return { unknown: `no revision of Helm release ${release} was found in ${releaseNs}` };
-  const render = (r: (typeof revisions)[number]) => rendered(kind, manifestOf(r.secret), name, namespace, releaseNs);
-  const found = (n: number, fields: SpecFields, why: string, note?: string): PreviousFieldsResult => ({
-    found: { source: { kind: 'helm', release, namespace: releaseNs, revision: n }, label: `Helm release ${release} revision ${n} (${why})`, fields, ...(note ? { note } : {}) },
+  const what = `${kind.toLowerCase()}/${name}`;
+  const r = await previousFromHelm(reader, obj, current, {
+    render: (secret, releaseNs) => rendered(kind, manifestOf(secret), name, obj.metadata?.namespace ?? '', releaseNs),
+    same: (a, b) => sameFields(kind, a, b),
+    noun: 'fields',
+    fromChart: what,
+    again: what,
+    ...(revision !== undefined ? { revision } : {}),
   });
-  const deployed = revisions.find((r) => r.status === 'deployed');
-  if (revision !== undefined) {
-    const r = revisions.find((x) => x.revision === revision);
-    if (!r) return { unknown: `Helm release ${release} has no revision ${revision} (kept: ${revisions.map((x) => x.revision).join(', ')})` };
-    const f = render(r);
-    if (typeof f === 'string') return { unknown: `Helm release ${release} revision ${revision}: ${f}` };
-    if (sameFields(kind, f, current)) return { unknown: `the live fields already equal what Helm release ${release} revision ${revision} rendered` };
-    return found(revision, f, `as asked; status ${r.status}`, deployed && deployed.revision !== revision ? `Helm still records revision ${deployed.revision} as deployed: the next \`helm upgrade\` renders ${kind.toLowerCase()}/${name} from the chart again` : undefined);
-  }
-  if (!deployed) return { unknown: `Helm release ${release} has no deployed revision (statuses: ${revisions.map((r) => `${r.revision} ${r.status}`).join(', ')})` };
-  const now = render(deployed);
-  if (typeof now === 'string') return { unknown: `Helm release ${release} revision ${deployed.revision} (deployed): ${now}` };
-  if (!sameFields(kind, now, current)) return found(deployed.revision, now, 'the deployed one; the live fields were changed after it');
-  const previous = revisions.find((r) => r.revision < deployed.revision && (r.status === 'superseded' || r.status === 'deployed'));
-  if (!previous) return { unknown: `the live fields are what Helm release ${release} revision ${deployed.revision} rendered, and no earlier successful revision is kept` };
-  const before = render(previous);
-  if (typeof before === 'string') return { unknown: `Helm release ${release} revision ${previous.revision} (the one before the deployed ${deployed.revision}): ${before}` };
-  if (sameFields(kind, before, current)) return { unknown: `Helm release ${release} revisions ${previous.revision} and ${deployed.revision} render the same fields, which are live` };
-  return found(
-    previous.revision,
-    before,
-    `the one before the deployed revision ${deployed.revision}, which changed it`,
-    `Helm still records revision ${deployed.revision} as deployed: the next \`helm upgrade\` renders ${kind.toLowerCase()}/${name} again, and \`helm rollback ${release} ${previous.revision}\` would roll back the whole release instead`,
-  );
+  if ('unknown' in r) return r;
+  const { release, releaseNamespace, revision: n, value, why, note } = r.found;
+  return { found: { source: { kind: 'helm', release, namespace: releaseNamespace, revision: n }, label: `Helm release ${release} revision ${n} (${why})`, fields: value, ...(note ? { note } : {}) } };
 }
 
 function fromReplaced(kind: RestorableKind, obj: KubeObject): PreviousFieldsResult {
