@@ -32,7 +32,7 @@ import { createTracing } from './audit/tracing.js';
 import type { SpanExporter } from '@opentelemetry/sdk-trace';
 import { loadPolicy } from './policy/index.js';
 import { createRedactor, type Redactor } from './redact/index.js';
-import { createSlackApp, registerListeners } from './slack/app.js';
+import { createPostClient, createSlackApp, registerListeners } from './slack/app.js';
 import { SlackChat } from './slack/chat.js';
 import { openDatabase, type Database } from './store/db.js';
 import { applyMigrations } from './store/migrate.js';
@@ -168,7 +168,7 @@ export async function startVigil(config: Config, log: Logger, o: VigilOverrides 
   const routes = routesFor(config, db, redactor, clock, log);
   const service = new IncidentService(db.prisma, { dedupWindowMs: config.incidents.dedupWindowMs, reopenWindowMs: config.incidents.reopenWindowMs }, clock, redactor, log);
   const app = createSlackApp({ ...config.slack, clientOptions: o.slackClientOptions, botUserId: o.botUserId }, log, routes);
-  const chat = new SlackChat(app.client, log);
+  const chat = new SlackChat(app.client, log, undefined, createPostClient({ ...config.slack, clientOptions: o.slackClientOptions }, log));
   const thread = new ThreadSync(db.prisma, chat, log);
   const provider = o.modelProvider !== undefined ? (o.modelProvider ?? undefined) : config.model ? createProvider(config.model) : undefined;
   if (provider) log.info({ provider: provider.name, model: provider.model }, 'model loop enabled');
@@ -251,6 +251,7 @@ export async function startVigil(config: Config, log: Logger, o: VigilOverrides 
   const port = address && typeof address === 'object' ? address.port : undefined;
   log.info({ mode: config.slack.mode, port, channels: config.slack.alertChannels, database: db.provider }, 'Vigil is listening');
   await runner.resumePending();
+  runner.startSweeping();
   await approvals?.resumeInterrupted();
 
   return {

@@ -14,6 +14,8 @@ const USAGE = `Usage: vigil <command>
                                     anchors also catch removed newest rows and a re-hashed chain
   audit head [--json]               the newest row as an anchor (vigil-audit:<row id>:<hash>) to keep elsewhere
   export <incident-id> [--out FILE] an incident's full record as JSON (stdout or FILE)
+  queue [--json]                    investigations queued, running or failed today: holder, lease, step, attempts,
+                                    last error; exit 1 when one is stuck (no replica claimed it for a whole lease)
   doctor    prove through SelfSubjectAccessReview that the reader cannot write, and show what the executor may do
   help      this text`;
 
@@ -41,6 +43,8 @@ async function main(argv: string[]): Promise<number> {
     case 'audit':
     case 'export':
       return (await import('../audit/cli.js')).runAuditCommand(argv, process.env);
+    case 'queue':
+      return (await import('./queue.js')).runQueue(argv.slice(1), process.env);
     case 'doctor':
       return (await import('./doctor.js')).runDoctor(argv.slice(1), process.env);
     case 'help':

@@ -55,6 +55,8 @@ export interface SreCommand {
 
 /** A failed alert intake is tried this many times in all, pausing 0.5 s, 1 s, 2 s between (3.5 s in all). */
 const INTAKE_RETRY = { attempts: 4, firstDelayMs: 500 };
+/** An investigation that ended with no hypothesis runs again on a repeat alert or a reply, at most this often. */
+const EMPTY_RERUN_MS = 120_000;
 
 /**
  * The entry points the Slack listeners call. It decides what a message or command means and hands the
@@ -178,8 +180,10 @@ export class IncidentDesk {
       if (!m.user || m.botId) return; // bots replying in threads (e.g. Grafana panel images) are not steering
       const userName = await this.deps.chat.userName(m.user);
       const text = await this.typedText(m.message.text ?? '');
-      const r = await service.recordSteering({ channelId: m.channel, threadTs: m.threadTs, messageTs: m.ts, userId: m.user, userName, text });
-      if (r.kind === 'recorded') {
+      // Slack had its ack and will not deliver the reply again: a store that is away for a moment is
+      // waited for (the same doubling pauses as alert intake); when it stays away the thread says so.
+      const r = await this.recordSteeringWithRetry({ channelId: m.channel, threadTs: m.threadTs, messageTs: m.ts, userId: m.user, ...(userName ? { userName } : {}), text });
+      if (r?.kind === 'recorded') {
         const cmd = parseSteering(text);
         const applied = await service.applySteering(r.incidentId, m.user, cmd);
         log.info({ incidentId: r.incidentId, user: m.user, steering: cmd.kind, applied }, 'steering recorded');
@@ -433,6 +437,36 @@ export class IncidentDesk {
   }
 
   /**
+   * Store a thread reply, retrying like alert intake. An attempt whose commit succeeded but whose answer
+   * was lost makes the next one a `duplicate`: after a failed attempt that counts as recorded, so the
+   * command is still applied. When every attempt fails, the reply's thread says it was not recorded.
+   */
+  private async recordSteeringWithRetry(m: { channelId: string; threadTs: string; messageTs: string; userId: string; userName?: string; text: string }): Promise<Awaited<ReturnType<IncidentService['recordSteering']>> | undefined> {
+    const { attempts, firstDelayMs } = INTAKE_RETRY;
+    const log = this.deps.log.child({ channel: m.channelId, ts: m.messageTs });
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const r = await this.deps.service.recordSteering(m);
+        return r.kind === 'duplicate' && attempt > 1 ? { kind: 'recorded', incidentId: r.incidentId } : r;
+      } catch (err) {
+        const reason = this.errorReason(err);
+        if (attempt >= attempts) {
+          log.error({ err: reason, attempts }, 'could not store a thread reply; answering in its thread');
+          await this.reportOnce(`steering-failed:${m.channelId}:${m.messageTs}`, m.channelId, m.threadTs, {
+            what: `Vigil could not record <@${m.userId}>'s reply, so it did not act on it`,
+            detail: reason,
+            next: 'Send the reply again in a minute; if this keeps happening, ask whoever runs Vigil to check its database.',
+          }).catch((e: unknown) => log.error({ err: this.errorReason(e) }, 'could not say in the thread that a reply was lost'));
+          return undefined;
+        }
+        const waitMs = firstDelayMs * 2 ** (attempt - 1);
+        log.warn({ err: reason, attempt, retryInMs: waitMs }, 'storing a thread reply failed; will retry');
+        await sleep(waitMs);
+      }
+    }
+  }
+
+  /**
    * Run an incident's latest investigation again when it has `finished` (reported or gave up), or only
    * when it `failed`. One that is queued or running already reads the newest state, so it is left alone.
    * `askedBy`: the responder asking (a reply, `/sre investigate`); the fix the run leads to is requested by them.
@@ -441,7 +475,15 @@ export class IncidentDesk {
     const inv = await this.deps.db.investigation.findFirst({ where: { incidentId }, orderBy: { startedAt: 'desc' } });
     if (!inv) return 'kept';
     if (inv.state === 'queued' || inv.state === 'running') return 'running';
-    if (inv.state !== 'failed' && (when === 'failed' || inv.state !== 'waiting')) return 'kept';
+    if (inv.state !== 'failed' && inv.state !== 'waiting') return 'kept';
+    // 'failed' also means "ended empty": a run that reported no hypothesis at all (a source was down, the
+    // cluster had not caught up) is worth another look when the alert repeats or someone replies, but not
+    // more than once per EMPTY_RERUN_MS, so a flapping alert does not re-run it at every repeat.
+    if (inv.state === 'waiting' && when === 'failed') {
+      const ended = inv.finishedAt ?? inv.updatedAt;
+      if (this.deps.clock.now().getTime() - ended.getTime() < EMPTY_RERUN_MS) return 'kept';
+      if ((await this.deps.db.hypothesis.count({ where: { investigationId: inv.id } })) > 0) return 'kept';
+    }
     await this.deps.runner.reinvestigate(inv.id, askedBy);
     this.deps.log.info({ incidentId, investigationId: inv.id, was: inv.state }, 'investigating again');
     return 'again';

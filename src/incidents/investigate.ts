@@ -30,6 +30,7 @@ import { gatherClusterEvidence } from '../evidence/cluster.js';
 import { runTriage } from '../triage/index.js';
 import { reconcileFindings } from '../triage/reconcile.js';
 import type { Finding } from '../triage/types.js';
+import { TransientSourceError } from '../evidence/transient.js';
 
 export interface InvestigationOutcome {
   findings: Finding[];
@@ -84,7 +85,8 @@ const describe = (what: string, err: unknown) => `${what}: ${err instanceof Erro
  *    Loki, GitHub, stored changes, each ranked against that candidate;
  * 4. the analyzers per candidate, then the reconcile: which finding is the origin, which are victims,
  *    which are unrelated, with the path and the scope from the graph.
- * No model involved; every failure is a gap, not an abort.
+ * No model involved; every failure is a gap, not an abort, except a cluster that cannot answer its core
+ * lists for now (TransientSourceError): the runner retries that with backoff.
  */
 export async function investigateDeterministically(alert: Alert, onset: Date, sources: EvidenceSources): Promise<InvestigationOutcome> {
   const now = sources.now?.() ?? new Date();
@@ -103,7 +105,11 @@ export async function investigateDeterministically(alert: Alert, onset: Date, so
   }
 
   const reader = sources.kube;
-  const snapshot: ClusterSnapshot = await readClusterSnapshot(reader, { now }).catch((err) => emptySnapshot([describe('kubernetes', err)]));
+  // A cluster that could not answer for a moment is retried by the runner, not diagnosed as empty.
+  const snapshot: ClusterSnapshot = await readClusterSnapshot(reader, { now }).catch((err) => {
+    if (err instanceof TransientSourceError) throw err;
+    return emptySnapshot([describe('kubernetes', err)]);
+  });
   gaps.push(...snapshot.gaps);
   const catalogDeps = (sources.catalog?.services ?? []).flatMap((s) =>
     (s.dependsOn ?? []).map((d) => ({ from: catalogWorkload(snapshot, s), toName: d, toNamespace: sources.catalog?.find(undefined, d)?.namespace })),

@@ -106,6 +106,22 @@ export class InvestigationLease {
     this.released = true;
   }
 
+  /**
+   * Give the lease up until `ms` from now, for a retry with backoff that survives this process: the row
+   * keeps this owner and the retry time, so this worker claims it again when its timer fires, and if the
+   * process died meanwhile any replica's sweep claims it once that time has passed (see the runner's sweep).
+   */
+  async defer(ms: number, data: Prisma.InvestigationUpdateManyMutationInput = {}, db: Db | DbTx = this.db): Promise<void> {
+    this.stop();
+    this.check();
+    const { count } = await db.investigation.updateMany({
+      where: { id: this.investigationId, leaseOwner: this.owner },
+      data: { leaseUntil: new Date(this.clock.now().getTime() + ms), state: 'queued', ...data },
+    });
+    if (count !== 1) throw this.lost();
+    this.released = true;
+  }
+
   stop(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;

@@ -12,6 +12,7 @@ import type { Context, Tracer } from '@opentelemetry/api';
 import { inSpan, recordAgentEvent, rootContext } from '../audit/tracing.js';
 import { deepenWithModel, escalationFor, unreadSteering, type ModelStepDeps } from './deepen.js';
 import { InvestigationLease, InvestigationStoppedError, LeaseLostError } from './lease.js';
+import { TransientSourceError } from '../evidence/transient.js';
 import { investigateDeterministically, type EvidenceSources, type InvestigationOutcome } from './investigate.js';
 import { ThreadSyncError, type ThreadSync } from './thread.js';
 
@@ -49,6 +50,7 @@ export class InvestigationRunner {
   /** The last deterministic outcome per investigation, for the model step (recomputed after a restart). */
   private readonly outcomes = new Map<string, InvestigationOutcome>();
   private stopped = false;
+  private sweeper?: NodeJS.Timeout;
 
   constructor(
     private readonly db: Db,
@@ -94,6 +96,43 @@ export class InvestigationRunner {
     return pending.length;
   }
 
+  /**
+   * Take over what no live worker holds, every half lease: investigations whose lease (or stored retry
+   * time) has passed, and queued ones nobody claimed for a whole lease (their replica died before its queue
+   * reached them, or it is backed up). Claiming is one conditional UPDATE, so two replicas sweeping at once
+   * still run each investigation once; posts go through the thread's outbox, so a takeover never posts twice.
+   */
+  startSweeping(): void {
+    if (this.sweeper || this.stopped) return;
+    this.sweeper = setInterval(() => {
+      this.sweep().catch((err: unknown) => this.log.warn({ err: errorText(err) }, 'could not sweep for orphaned investigations; next sweep retries'));
+    }, Math.max(200, Math.floor(this.settings.leaseMs / 2)));
+    this.sweeper.unref();
+  }
+
+  /** One sweep (see startSweeping); returns how many investigations it queued here. */
+  async sweep(): Promise<number> {
+    if (this.stopped) return 0;
+    const now = this.clock.now();
+    const orphans = await this.db.investigation.findMany({
+      where: {
+        state: { in: ['queued', 'running'] },
+        OR: [{ leaseUntil: { lt: now } }, { leaseUntil: null, updatedAt: { lt: new Date(now.getTime() - this.settings.leaseMs) } }],
+      },
+      select: { id: true, leaseOwner: true, incidentId: true, step: true, attempts: true },
+      orderBy: { updatedAt: 'asc' },
+      take: 100,
+    });
+    let n = 0;
+    for (const o of orphans) {
+      if (this.queued.has(o.id) || this.running.has(o.id)) continue;
+      if (o.leaseOwner && o.leaseOwner !== this.owner) this.log.info({ investigationId: o.id, incidentId: o.incidentId, from: o.leaseOwner, step: o.step, attempts: o.attempts }, 'taking over an investigation whose worker stopped renewing its lease');
+      this.enqueue(o.id);
+      n++;
+    }
+    return n;
+  }
+
   /** Wait until nothing is queued or running (tests, demo, shutdown). */
   async idle(): Promise<void> {
     while (this.queue.size > 0 || this.queue.pending > 0 || this.timers.size > 0) {
@@ -104,6 +143,8 @@ export class InvestigationRunner {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    if (this.sweeper) clearInterval(this.sweeper);
+    this.sweeper = undefined;
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
     this.queue.clear();
@@ -235,7 +276,7 @@ export class InvestigationRunner {
     }
     const message = errorText(err);
     try {
-      await this.recordFailure(lease, step, message, log);
+      await this.recordFailure(lease, step, message, log, err instanceof TransientSourceError ? err.retryAfterMs : undefined);
     } catch (e) {
       if (e instanceof LeaseLostError) return log.warn({ step, err: message }, 'step failed after the lease was lost; the worker that holds it carries on');
       log.error({ step, err: message, recordErr: errorText(e) }, 'could not record the investigation failure; retrying after the lease expires');
@@ -254,7 +295,7 @@ export class InvestigationRunner {
     await this.thread.sync(fresh.incidentId).catch((e: unknown) => log.error({ err: errorText(e) }, 'could not show the stop in the thread'));
   }
 
-  private async recordFailure(lease: InvestigationLease, step: Step, message: string, log: Logger): Promise<void> {
+  private async recordFailure(lease: InvestigationLease, step: Step, message: string, log: Logger, retryAfter?: number): Promise<void> {
     const id = lease.investigationId;
     const fresh = await this.db.investigation.findUniqueOrThrow({ where: { id } });
     const max = this.settings.maxAttempts ?? 5;
@@ -267,8 +308,9 @@ export class InvestigationRunner {
       log.error({ err: message, step }, 'investigation failed');
       await this.thread.sync(fresh.incidentId).catch((e: unknown) => log.error({ err: errorText(e) }, 'could not show the failure in the thread'));
     } else {
-      const backoff = Math.min(30_000, 500 * 2 ** (fresh.attempts - 1));
-      await lease.release({ lastError });
+      const backoff = retryDelayMs(fresh.attempts, retryAfter);
+      // The retry time is stored with the row, so a replica that outlives this one honours the backoff too.
+      await lease.defer(backoff, { lastError });
       log.warn({ err: message, step, attempt: fresh.attempts, retryInMs: backoff }, 'investigation step failed; will retry');
       this.later(id, backoff);
     }
@@ -399,4 +441,14 @@ export class InvestigationRunner {
 
 function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
+}
+
+/**
+ * Backoff before retry `attempt` (1-based): exponential from 500 ms, at most 30 s, and never shorter than
+ * what the failing service asked for (Retry-After, see evidence/transient.ts), capped at five minutes so a
+ * bogus header cannot park an investigation.
+ */
+export function retryDelayMs(attempt: number, retryAfterMs?: number): number {
+  const exp = Math.min(30_000, 500 * 2 ** Math.max(0, attempt - 1));
+  return retryAfterMs === undefined ? exp : Math.min(300_000, Math.max(exp, retryAfterMs));
 }

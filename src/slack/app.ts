@@ -1,5 +1,5 @@
 import { LogLevel, SocketModeReceiver, type App, type Logger as BoltLogger } from '@slack/bolt';
-import type { WebClientOptions } from '@slack/web-api';
+import { WebClient, type WebClientOptions } from '@slack/web-api';
 import type { Logger } from 'pino';
 import type { AlertMessage } from '../alerts/types.js';
 import type { IncidentDesk } from '../incidents/desk.js';
@@ -65,6 +65,21 @@ interface MessageEventLike {
   /** On an edited message: who edited it and the edit's ts (absent on unfurls). */
   edited?: { user?: string; ts?: string };
   message?: MessageEventLike;
+}
+
+/**
+ * The client for chat.postMessage alone, with the SDK's retries off. A post is not idempotent: when its
+ * answer is lost (a timeout, a 5xx after Slack stored it), the SDK's retry would post it again. SlackChat
+ * retries posts itself and first looks for the tagged message in the thread (see SlackChat.post).
+ */
+export function createPostClient(s: SlackAppSettings, log: Logger): WebClient {
+  return new WebClient(s.botToken, {
+    timeout: s.apiTimeoutMs ?? 10_000,
+    ...(s.apiUrl ? { slackApiUrl: s.apiUrl } : {}),
+    ...s.clientOptions,
+    logger: boltLogger(log),
+    retryConfig: { retries: 0 },
+  });
 }
 
 /**

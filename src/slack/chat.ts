@@ -4,6 +4,21 @@ import type { ChatMessage, ChatPort, FetchedMessage, PostTag } from '../incident
 import { ChannelPacer } from './pacer.js';
 
 const EVENT_TYPE = 'vigil_post';
+/** Attempts of one post (see SlackChat.post). */
+const POST_ATTEMPTS = 3;
+
+/**
+ * What a failed chat.postMessage says about the message: `refused` (Slack answered ok:false, nothing
+ * was stored), `ratelimited` (429, nothing stored; the SDK waited Retry-After already), or `unknown`
+ * (no answer, or a 5xx: Slack may have stored it).
+ */
+export function postOutcome(err: unknown): 'refused' | 'ratelimited' | 'unknown' {
+  const e = err as { code?: string; statusCode?: number; message?: string };
+  if (e?.code === 'slack_webapi_platform_error') return 'refused';
+  if (e?.code === 'slack_webapi_rate_limited_error' || /rate limit was exceeded/i.test(String(e?.message))) return 'ratelimited';
+  if (e?.code === 'slack_webapi_http_error' && typeof e.statusCode === 'number' && e.statusCode < 500) return 'refused';
+  return 'unknown';
+}
 const MEMBERS_TTL_MS = 30_000;
 
 interface MetadataMessage {
@@ -21,22 +36,47 @@ export class SlackChat implements ChatPort {
     private readonly client: WebClient,
     private readonly log: Logger,
     private readonly pacer = new ChannelPacer(),
+    /** A client without SDK retries for posts (see createPostClient); without one, posts use `client` as they are. */
+    private readonly postClient?: WebClient,
   ) {}
 
+  /**
+   * Post once, even when an answer is lost. With `postClient`, a failed attempt is retried here: after a
+   * failure whose outcome is unknown (no answer in time, a dropped connection, a 5xx) the thread is read
+   * for the message's metadata tag first, and a message Slack did store is adopted instead of posted again.
+   * A refusal (`ok: false`) is final; a rate limit is waited out by the SDK and then retried.
+   */
   async post(channel: string, threadTs: string | undefined, m: ChatMessage, tag: PostTag): Promise<{ ts: string }> {
-    await this.pacer.take(channel);
-    const res = await this.client.chat.postMessage({
-      channel,
-      ...(threadTs ? { thread_ts: threadTs } : {}),
-      text: m.text,
-      ...(m.blocks ? { blocks: m.blocks as never } : {}),
-      unfurl_links: false,
-      unfurl_media: false,
-      // Metadata tags the post so a resumed run can find it instead of posting it again.
-      metadata: { event_type: EVENT_TYPE, event_payload: { incident_id: tag.incidentId, purpose: tag.purpose } },
-    });
-    if (!res.ts) throw new Error('chat.postMessage returned no ts');
-    return { ts: res.ts };
+    const client = this.postClient ?? this.client;
+    for (let attempt = 1; ; attempt++) {
+      await this.pacer.take(channel);
+      try {
+        const res = await client.chat.postMessage({
+          channel,
+          ...(threadTs ? { thread_ts: threadTs } : {}),
+          text: m.text,
+          ...(m.blocks ? { blocks: m.blocks as never } : {}),
+          unfurl_links: false,
+          unfurl_media: false,
+          // Metadata tags the post so a retry or a resumed run can find it instead of posting it again.
+          metadata: { event_type: EVENT_TYPE, event_payload: { incident_id: tag.incidentId, purpose: tag.purpose } },
+        });
+        if (!res.ts) throw new Error('chat.postMessage returned no ts');
+        return { ts: res.ts };
+      } catch (err) {
+        const outcome = postOutcome(err);
+        if (!this.postClient || outcome === 'refused' || attempt >= POST_ATTEMPTS) throw err;
+        if (outcome === 'unknown') {
+          const found = await this.findTagged(channel, threadTs, tag).catch(() => undefined);
+          if (found) {
+            this.log.info({ incidentId: tag.incidentId, purpose: tag.purpose, attempt }, 'Slack stored a post whose answer was lost; adopted it instead of posting again');
+            return { ts: found };
+          }
+        }
+        this.log.warn({ incidentId: tag.incidentId, purpose: tag.purpose, attempt, err: String(err) }, 'chat.postMessage failed; retrying');
+        await new Promise((r) => setTimeout(r, outcome === 'ratelimited' ? 0 : 250 * 2 ** (attempt - 1)));
+      }
+    }
   }
 
   async update(channel: string, ts: string, m: ChatMessage): Promise<void> {

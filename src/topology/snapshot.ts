@@ -41,6 +41,7 @@ import type {
 import type { KubeReader } from '../evidence/kubernetes/client.js';
 import { KubeReadError } from '../evidence/kubernetes/client.js';
 import { hostReferences } from './references.js';
+import { isNetworkFailure, isTransientStatus, retryAfterMs, TransientSourceError } from '../evidence/transient.js';
 
 /** A custom resource as the API returns it (only the fields the analyzers read are typed). */
 export interface CustomObject {
@@ -172,12 +173,16 @@ export async function readClusterSnapshot(reader: KubeReader, opts: { now?: Date
     if (err instanceof k8s.ApiException && err.code === 404) return; // a kind this cluster does not serve
     s.gaps.push(err instanceof KubeReadError ? err.message : `${what}: ${err instanceof k8s.ApiException ? `HTTP ${err.code} ${bodyMessage(err)}` : err instanceof Error ? err.message.split('\n')[0] : String(err)}`);
   };
+  // Without pods and workloads there is nothing to diagnose: when those lists fail for a moment the read
+  // is retried (TransientSourceError), instead of reporting an empty cluster. Other kinds become gaps.
+  let unavailable: TransientSourceError | undefined;
   const list = async <T>(what: string, limit: number, fn: () => Promise<Listed<T>>): Promise<T[]> => {
     try {
       const res = await fn();
       if (res.metadata?._continue) s.gaps.push(`${what}: more than ${limit} objects; only the first ${limit} were read`);
       return res.items ?? [];
     } catch (err) {
+      if (CORE_LISTS.has(what)) unavailable ??= transientKubeError(what, err);
       gap(what, err);
       return [];
     }
@@ -218,6 +223,7 @@ export async function readClusterSnapshot(reader: KubeReader, opts: { now?: Date
       list('list warning events', 2000, () => core.listEventForAllNamespaces({ fieldSelector: 'type=Warning', limit: 2000 })),
       readCustomResources(reader, list),
     ]);
+  if (unavailable) throw unavailable;
   const [roles, roleBindings, clusterRoles, clusterRoleBindings] = await Promise.all([
     list('list roles', 2000, () => rbac.listRoleForAllNamespaces({ limit: 2000 })),
     list('list rolebindings', 2000, () => rbac.listRoleBindingForAllNamespaces({ limit: 2000 })),
@@ -234,6 +240,29 @@ export async function readClusterSnapshot(reader: KubeReader, opts: { now?: Date
   s.warningEvents = warnings;
   s.custom = custom;
   return s;
+}
+
+/** The lists a diagnosis cannot do without. */
+const CORE_LISTS = new Set(['list pods', 'list deployments', 'list namespaces']);
+
+/** A list that failed because the API server could not answer now (429/5xx, timeout, no connection), as a retryable error. */
+function transientKubeError(what: string, err: unknown): TransientSourceError | undefined {
+  if (err instanceof k8s.ApiException) {
+    if (!isTransientStatus(err.code)) return undefined;
+    const body = (typeof err.body === 'string' ? safeParse(err.body) : err.body) as { details?: { retryAfterSeconds?: number } } | undefined;
+    const asked = retryAfterMs(err.headers) ?? (typeof body?.details?.retryAfterSeconds === 'number' ? body.details.retryAfterSeconds * 1000 : undefined);
+    return new TransientSourceError('kubernetes', `${what}: HTTP ${err.code} ${bodyMessage(err)}`, asked);
+  }
+  if (err instanceof KubeReadError) return isTransientStatus(err.status) || (err.status === undefined && /time|abort|fetch failed|ECONN/i.test(err.message)) ? new TransientSourceError('kubernetes', err.message) : undefined;
+  return isNetworkFailure(err) ? new TransientSourceError('kubernetes', `${what}: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`) : undefined;
+}
+
+function safeParse(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }
 
 /** ConfigMap values may hold anything (even secrets): keep key names and the hosts they name, drop the rest. */

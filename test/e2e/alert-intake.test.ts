@@ -62,3 +62,48 @@ describe('alert intake when the store fails', () => {
     expect(await world.vigil!.db.prisma.incident.count()).toBe(1);
   });
 });
+
+describe('thread replies when the store fails', () => {
+  let world: World;
+  beforeAll(async () => {
+    world = await startWorld({ scenarioDir: DEMO_SCENARIO });
+  });
+  afterAll(async () => world?.close());
+  const breakReplies = () =>
+    world.vigil!.db.prisma.$executeRawUnsafe(`CREATE TRIGGER IF NOT EXISTS vigil_test_steering_fails BEFORE INSERT ON "SteeringMessage" BEGIN SELECT RAISE(ABORT, 'disk I/O error (injected by the test)'); END`);
+  const healReplies = () => world.vigil!.db.prisma.$executeRawUnsafe('DROP TRIGGER IF EXISTS vigil_test_steering_fails');
+  beforeEach(async () => {
+    await world.settle();
+    await healReplies();
+    const db = world.vigil!.db.prisma;
+    await db.incident.deleteMany();
+    await db.processedDelivery.deleteMany();
+  });
+
+  it('keeps a reply sent while the store hiccups and applies it when the store is back', async () => {
+    const { ts } = await world.postAlert();
+    await world.settle();
+    await breakReplies();
+    await world.slack.postAsUser(ALERT_CHANNEL, { user: 'U0BOB', text: 'rule out H1 because checkout was scaled on purpose', thread_ts: ts });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await world.vigil!.db.prisma.steeringMessage.count()).toBe(0);
+    await healReplies();
+    await world.settle();
+    expect(await world.vigil!.db.prisma.steeringMessage.count()).toBe(1);
+    expect(await world.vigil!.db.prisma.hypothesis.findFirstOrThrow({ where: { label: 'H1' } })).toMatchObject({ status: 'ruled_out' });
+    expect(threadText(world.slack, ts).some((t) => /could not record/i.test(t))).toBe(false);
+  });
+
+  it('says in the thread, naming the author, that a reply was not recorded when the store stays away', async () => {
+    const { ts } = await world.postAlert();
+    await world.settle();
+    await breakReplies();
+    await world.slack.postAsUser(ALERT_CHANNEL, { user: 'U0BOB', text: 'rule out H1', thread_ts: ts });
+    await world.settle();
+    expect(await world.vigil!.db.prisma.hypothesis.findFirstOrThrow({ where: { label: 'H1' } })).toMatchObject({ status: 'supported' });
+    const note = threadText(world.slack, ts).filter((t) => /could not record/i.test(t));
+    expect(note).toHaveLength(1);
+    expect(note[0]).toMatch(/U0BOB/);
+    expect(note[0]).toMatch(/Send the reply again in a minute/);
+  });
+});

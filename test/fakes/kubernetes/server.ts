@@ -78,8 +78,14 @@ export interface FakeKube {
   /** A KubeConfig for client-node pointed at this fake, authenticating with `token`. */
   kubeConfigFor(token: string, options?: { impersonateUser?: string; namespace?: string }): KubeConfig;
   setLatency(ms: number): void;
-  /** The next request whose path matches answers `status` with a Status body. */
-  failNext(pathRegex: RegExp, status: number): void;
+  /**
+   * The next request (or the next `times`) whose path matches answers `status` with a Status body; with
+   * `retryAfterSeconds` the answer carries `Retry-After` and `details.retryAfterSeconds`, as the API server's
+   * priority-and-fairness 429s do.
+   */
+  failNext(pathRegex: RegExp, status: number, options?: { times?: number; retryAfterSeconds?: number }): void;
+  /** Forget every failure still to be injected (the API server is healthy again). */
+  clearFailures(): void;
   /** Runs `act` (e.g. someone else's write) once, just before the first request that `match`es is handled. */
   beforeNext(match: (r: RecordedRequest) => boolean, act: () => Promise<void>): void;
   /** The stored object now, or undefined. */
@@ -112,7 +118,7 @@ export async function startFakeKube(options: FakeKubeOptions): Promise<FakeKube>
   const book = new IdentityBook(options.identities);
   const now = options.now ?? (() => new Date());
   let latencyMs = options.latencyMs ?? 0;
-  const failures: { regex: RegExp; status: number }[] = [];
+  const failures: { regex: RegExp; status: number; left: number; retryAfterSeconds?: number }[] = [];
   const interlopers: { match: (r: RecordedRequest) => boolean; act: () => Promise<void> }[] = [];
   const audit: AuditEntry[] = [];
   const requests: RecordedRequest[] = [];
@@ -268,8 +274,9 @@ export async function startFakeKube(options: FakeKubeOptions): Promise<FakeKube>
     try {
       const failure = failures.findIndex((f) => f.regex.test(url.pathname));
       if (failure >= 0) {
-        const [f] = failures.splice(failure, 1);
-        throw genericFailure(f!.status);
+        const f = failures[failure]!;
+        if (--f.left <= 0) failures.splice(failure, 1);
+        throw genericFailure(f.status, f.retryAfterSeconds);
       }
       const caller = authenticate(req);
       const route = parseRoute(url.pathname, registry);
@@ -290,7 +297,8 @@ export async function startFakeKube(options: FakeKubeOptions): Promise<FakeKube>
           ? err.status
           : { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: String(err), reason: 'InternalError', code: 500 };
       status = statusBody.code;
-      res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(statusBody));
+      const retryAfter = 'details' in statusBody ? statusBody.details?.retryAfterSeconds : undefined;
+      res.writeHead(status, { 'content-type': 'application/json', ...(retryAfter !== undefined ? { 'retry-after': String(retryAfter) } : {}) }).end(JSON.stringify(statusBody));
     }
     const fieldManager = query['fieldManager'];
     audit.push({
@@ -333,8 +341,11 @@ export async function startFakeKube(options: FakeKubeOptions): Promise<FakeKube>
     setLatency(ms) {
       latencyMs = ms;
     },
-    failNext(regex, status) {
-      failures.push({ regex, status });
+    failNext(regex, status, options = {}) {
+      failures.push({ regex, status, left: options.times ?? 1, ...(options.retryAfterSeconds !== undefined ? { retryAfterSeconds: options.retryAfterSeconds } : {}) });
+    },
+    clearFailures() {
+      failures.length = 0;
     },
     beforeNext(match, act) {
       interlopers.push({ match, act });

@@ -10,7 +10,7 @@ export interface StatusBody {
   status: 'Failure' | 'Success';
   message?: string;
   reason?: string;
-  details?: { name?: string; group?: string; kind?: string; uid?: string; causes?: object[] };
+  details?: { name?: string; group?: string; kind?: string; uid?: string; causes?: object[]; retryAfterSeconds?: number };
   code: number;
 }
 
@@ -135,7 +135,8 @@ export function unsupportedMediaType(contentType: string): KubeError {
 }
 
 /** For `failNext`: a generic failure with the reason Kubernetes uses for that code. */
-export function genericFailure(code: number): KubeError {
+/** What the API server answers on an injected failure; `retryAfterSeconds` as APF's 429 and a 503 during overload carry it. */
+export function genericFailure(code: number, retryAfterSeconds?: number): KubeError {
   const reasons: Record<number, string> = {
     400: 'BadRequest',
     401: 'Unauthorized',
@@ -149,7 +150,7 @@ export function genericFailure(code: number): KubeError {
     503: 'ServiceUnavailable',
     504: 'Timeout',
   };
-  return new KubeError(failure(code, reasons[code] ?? 'Unknown', `injected failure (HTTP ${code})`));
+  return new KubeError(failure(code, reasons[code] ?? 'Unknown', `injected failure (HTTP ${code})`, retryAfterSeconds !== undefined ? { retryAfterSeconds } : undefined));
 }
 
 export function success(details: StatusBody['details']): StatusBody {
