@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { runAgent, type AgentEvent, type AgentResult } from '../agent/loop.js';
 import type { BudgetLimits } from '../agent/budget.js';
 import { parseSteering, type SteeringMessage } from '../agent/steering.js';
+import { boardVerdicts } from './verdicts.js';
 import type { ModelProvider } from '../agent/types.js';
 import type { EvidenceTool } from '../evidence/tool.js';
 import type { Redactor } from '../redact/index.js';
@@ -87,12 +88,18 @@ export async function deepenWithModel(deps: ModelStepDeps, investigationId: stri
     db.steeringMessage.findMany({ where: { incidentId }, orderBy: { receivedAt: 'asc' } }),
   ]);
   const seen = new Set(steering.map((s) => s.id));
-  // Replies that arrive while the model works reach it before its next request.
+  const replies = steering.map(toSteering);
+  // Verdicts given with the board's buttons reach the model as the replies they stand for.
+  let verdicts = await boardVerdicts(db, incidentId, replies);
+  // Replies and clicks that arrive while the model works reach it before its next request.
   const pollSteering = async (): Promise<SteeringMessage[]> => {
     try {
-      const fresh = await db.steeringMessage.findMany({ where: { incidentId, id: { notIn: [...seen] } }, orderBy: { receivedAt: 'asc' } });
-      for (const s of fresh) seen.add(s.id);
-      return fresh.map(toSteering);
+      const rows = await db.steeringMessage.findMany({ where: { incidentId, id: { notIn: [...seen] } }, orderBy: { receivedAt: 'asc' } });
+      for (const r of rows) seen.add(r.id);
+      const fresh = rows.map(toSteering);
+      replies.push(...fresh);
+      verdicts = await boardVerdicts(db, incidentId, replies, verdicts.lastId);
+      return [...fresh, ...verdicts.messages].sort((a, b) => a.at.getTime() - b.at.getTime());
     } catch (err) {
       // Unread replies are not lost: the runner investigates again with them after the report.
       deps.log.warn({ err: err instanceof Error ? err.message : String(err) }, 'could not read new steering');
@@ -111,7 +118,7 @@ export async function deepenWithModel(deps: ModelStepDeps, investigationId: stri
     findings: outcome.findings,
     labels: Object.fromEntries(hyps.map((h) => [h.key, h.label])),
     gaps: outcome.gaps,
-    steering: steering.map(toSteering),
+    steering: [...replies, ...verdicts.messages].sort((a, b) => a.at.getTime() - b.at.getTime()),
     pollSteering,
     budget: deps.budget,
     redactor,

@@ -13,6 +13,7 @@ import type { RecordedRequest } from '../fakes/models/script.js';
 import { ALERT_CHANNEL, startWorld, type World } from '../support/world.js';
 import { describeCheckout, submitFromDescribe } from '../agent/loop/harness.js';
 import { DEMO_SCENARIO, threadText } from './helpers.js';
+import { blockActionsPayload } from '../fakes/slack/index.js';
 
 let world: World | undefined;
 let model: FakeAnthropic | undefined;
@@ -80,5 +81,31 @@ describe('the model step in the running app', () => {
     // The responder's verdict survived the re-run.
     expect((await db.hypothesis.findFirstOrThrow({ where: { id: h2.id } })).status).toBe('ruled_out');
     expect(threadText(w.slack, ts)[1]).toMatch(/steered by/);
+  });
+
+  it('a verdict given with a button (Refute, with its reason) reaches the model as the reply it stands for', async () => {
+    const w = await start([describeCheckout(), submitFromDescribe, describeCheckout(), submitFromDescribe]);
+    const { ts } = await w.postAlert();
+    await w.settle();
+    const db = w.vigil!.db.prisma;
+    const h1 = await db.hypothesis.findFirstOrThrow({ where: { label: 'H1' } });
+    const board = w.slack.threadOf(ALERT_CHANNEL, ts).slice(1).find((m) => (m.metadata as { event_payload?: { purpose?: string } })?.event_payload?.purpose === 'board')!;
+    await w.slack.sendInteraction(
+      blockActionsPayload({ user: { id: 'U0BOB' }, channel: ALERT_CHANNEL, message: { ts: board.ts, thread_ts: ts, text: board.text ?? '', blocks: board.blocks ?? [] }, action: { action_id: 'hyp_refute', value: h1.id, block_id: `hyp:${h1.id}` }, trigger_id: 'trig-refute' }),
+    );
+    await w.settle();
+    const state = { values: { reason: { reason: { type: 'plain_text_input', value: 'the scale-down was the planned maintenance' } } } };
+    await w.slack.sendInteraction({ type: 'view_submission', team: { id: 'T0FAKE' }, user: { id: 'U0BOB', team_id: 'T0FAKE' }, api_app_id: 'A0VIGIL', trigger_id: 'trig-submit', view: { id: 'V1', type: 'modal', callback_id: 'hyp_refute_reason', private_metadata: h1.id, state, hash: 'h' } });
+    await w.settle();
+    expect(await db.hypothesis.findUniqueOrThrow({ where: { id: h1.id } })).toMatchObject({ status: 'ruled_out', steeredBy: 'U0BOB' });
+
+    const before = model!.requests.length;
+    await w.slack.postAsUser(ALERT_CHANNEL, { user: 'U0BOB', text: 'what else changed around then?', thread_ts: ts });
+    await w.settle();
+    const rerun = model!.requests.slice(before).map((r) => r.raw).join('\n');
+    expect(rerun).toContain('what else changed around then?');
+    // The click is in the model's brief as the reply it stands for, folded into what it must respect.
+    expect(rerun).toContain('rule out H1 because the scale-down was the planned maintenance');
+    expect(rerun).toMatch(/H1[^\n]*ruled out/i);
   });
 });
