@@ -1,32 +1,82 @@
 /**
  * `npm run demo`: the real application, end to end and offline, on the bundled incident. A local Slack
  * Web API server, a local Kubernetes API server serving the scenario, SQLite in a temp folder; the
- * alert is posted the way Alertmanager posts it and the thread is printed as it unfolds.
+ * alert is posted the way Alertmanager posts it and the thread is printed as it unfolds. With `--steps`,
+ * what people then do in the thread (replies, clicks, /sre commands) is played from a YAML file
+ * (harness/steps.ts), and `--json` writes what came of it.
  */
-import { dirname, join } from 'node:path';
+import { writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { AppsV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { createProvider } from '../src/agent/providers/index.js';
 import { modelSettings } from '../src/config/index.js';
 import { renderBlocksAsText } from '../src/slack/blocks/text.js';
-import { blockActionsPayload } from '../test/fakes/slack/index.js';
 import { ALERT_CHANNEL, startWorld } from '../test/support/world.js';
+import { loadStepsFile, playDeploymentController, playSteps, Recorder, StepsFileError, type Step } from './steps.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const { values } = parseArgs({
-  options: {
-    scenario: { type: 'string', default: join(root, 'test', 'scenarios', 'demo-checkout-scaled-to-zero') },
-    'no-noise': { type: 'boolean', default: false },
-    click: { type: 'string' },
-    postmortem: { type: 'boolean', default: false },
-    as: { type: 'string', default: 'U0VIGILSRE' },
-    help: { type: 'boolean', short: 'h', default: false },
-  },
-});
+const USAGE = `Usage: npm run demo [-- options]
+
+  --scenario <dir>        the scenario to play (default: test/scenarios/demo-checkout-scaled-to-zero)
+  --no-noise              without the scenario's background noise
+  --click approve|reject  click the pending approval card once the alert is investigated…
+  --as <slack user id>    …as this user (default U0VIGILSRE, the on-call SRE; U0BOB is not on call)
+  --steps <file.yaml>     then play a list of steps, one person doing one thing each, Vigil settling
+                          between them (examples: harness/steps/*.yaml):
+                            - { as: U0BOB, reply: "rule out H1: planned maintenance" }   a reply in the thread
+                            - { as: U0VIGILSRE, click: approve }   click the newest approval card (open or not)
+                            - { as: U0VIGILSRE, command: "/sre stop" }   a slash command
+                          {incident} in a reply or command is the incident's id. A bad file is named
+                          (step index, line and field) and nothing runs: exit 2.
+  --json <out.json>       write what happened: { writes: [{ verb, resource, namespace, name, identity, … }],
+                          posts: [{ text, … }], refusals: [{ user, text, … }], ephemerals, steps }
+  --postmortem            end the incident (Alertmanager's RESOLVED post) and print the postmortem draft
+  -h, --help              this text`;
+
+function usageError(message: string): never {
+  console.error(`${message}\n\n${USAGE}`);
+  process.exit(2);
+}
+
+let parsed: ReturnType<typeof parse>;
+function parse() {
+  return parseArgs({
+    options: {
+      scenario: { type: 'string', default: join(root, 'test', 'scenarios', 'demo-checkout-scaled-to-zero') },
+      'no-noise': { type: 'boolean', default: false },
+      click: { type: 'string' },
+      postmortem: { type: 'boolean', default: false },
+      as: { type: 'string', default: 'U0VIGILSRE' },
+      steps: { type: 'string' },
+      json: { type: 'string' },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+}
+try {
+  parsed = parse();
+} catch (err) {
+  usageError(err instanceof Error ? err.message : String(err));
+}
+const { values } = parsed;
 if (values.help) {
-  console.log('Usage: npm run demo [-- --scenario <dir>] [--no-noise] [--click approve|reject --as <slack user id>] [--postmortem]');
+  console.log(USAGE);
   process.exit(0);
+}
+// Paths given on the command line are the caller's, not npm's (npm runs scripts from the package root).
+const here = (p: string) => resolve(process.env['INIT_CWD'] ?? process.cwd(), p);
+if (values.click && values.click !== 'approve' && values.click !== 'reject') usageError(`--click expects approve or reject, got "${values.click}"`);
+if (values.click && values.steps) usageError('--click and --steps do not go together: put the click in the steps file ({ as: U0VIGILSRE, click: approve })');
+let steps: Step[] = [];
+if (values.steps) {
+  try {
+    steps = loadStepsFile(here(values.steps));
+  } catch (err) {
+    if (!(err instanceof StepsFileError)) throw err;
+    console.error(err.message);
+    process.exit(2);
+  }
 }
 
 const started = Date.now();
@@ -34,10 +84,6 @@ const stamp = () => `+${((Date.now() - started) / 1000).toFixed(2)}s`.padStart(7
 const indent = (text: string, pad: string) => text.split('\n').map((l) => pad + l).join('\n');
 
 async function main(): Promise<void> {
-  if (values.click && values.click !== 'approve' && values.click !== 'reject') {
-    console.error(`--click expects approve or reject, got "${values.click}"`);
-    process.exit(2);
-  }
   // The example write policy: production scale-ups need one approval from the on-call group (S0SREONCALL,
   // whose only member in the demo workspace is U0VIGILSRE).
   // A real model when a key is set (base URLs and model names honoured, e.g. a gateway or a self-hosted model).
@@ -50,6 +96,9 @@ async function main(): Promise<void> {
     ...(modelProvider ? { modelProvider } : {}),
   });
   const { slack, scenario } = world;
+  const recorder = new Recorder(world);
+  // The deployment controller follows Vigil's writes (pods come up and report ready), nothing else.
+  playDeploymentController(world);
   console.log(`Vigil demo · offline · scenario ${scenario.id}: ${scenario.title}`);
   console.log(`  fake Slack Web API   ${slack.apiUrl}`);
   console.log(`  fake Kubernetes API  ${world.kube.url}`);
@@ -88,7 +137,13 @@ async function main(): Promise<void> {
   await world.settle();
   printNew();
 
-  if (values.click) await click(world, ts, values.click as 'approve' | 'reject', values.as!);
+  // What people do next, delivered as Slack delivers it; the legacy --click is a one-step list.
+  const say = (line: string) => {
+    printNew();
+    console.log(line.startsWith(' ') ? line : `${stamp()}  ${line}`);
+  };
+  if (values.click) await playSteps(world, [{ as: values.as!, click: values.click as 'approve' | 'reject' }], { threadTs: ts, recorder, print: say, pendingOnly: true });
+  if (steps.length) await playSteps(world, steps, { threadTs: ts, recorder, print: say });
   await world.settle();
   if (values.postmortem) await postmortem(world, ts);
   clearInterval(timer);
@@ -101,13 +156,28 @@ async function main(): Promise<void> {
     console.log(indent(renderBlocksAsText(m), '  │ '));
     console.log('  │');
   }
+  const report = await recorder.report();
+  if (values.json) {
+    writeFileSync(here(values.json), `${JSON.stringify(report, null, 2)}\n`);
+    console.log(`Report (${report.writes.length} write${report.writes.length === 1 ? '' : 's'}, ${report.posts.length} posts and edits, ${report.refusals.length} refusal${report.refusals.length === 1 ? '' : 's'}) written to ${here(values.json)}`);
+  }
   const rejected = slack.rejections.length;
   await world.close();
+  if (report.error) {
+    console.error(`The steps stopped: ${report.error}`);
+    process.exit(1);
+  }
   if (rejected > 0) {
     console.error(`Slack rejected ${rejected} payload(s); see above.`);
     process.exit(1);
   }
-  console.log(values.click ? 'Demo finished.' : 'Demo finished: nothing was executed; the proposed fix awaits an approval (try: npm run demo -- --click approve --as U0VIGILSRE).');
+  console.log(
+    steps.length
+      ? `Demo finished: ${steps.length} step${steps.length === 1 ? '' : 's'} played, ${report.writes.length} write${report.writes.length === 1 ? '' : 's'} reached the cluster.`
+      : values.click
+        ? 'Demo finished.'
+        : 'Demo finished: nothing was executed; the proposed fix awaits an approval (try: npm run demo -- --click approve --as U0VIGILSRE).',
+  );
 }
 
 /** End the incident the way Alertmanager does (a RESOLVED post), then ask for the postmortem draft. */
@@ -127,54 +197,6 @@ async function postmortem(world: Awaited<ReturnType<typeof startWorld>>, threadT
   console.log(`            (only U0VIGILSRE sees) ${reply.text ?? ''}`);
   // The draft itself is printed with the thread as it is posted.
   void threadTs;
-}
-
-/** Play a click on the approval card as a Slack user, and the deployment controller that follows a scale. */
-async function click(world: Awaited<ReturnType<typeof startWorld>>, threadTs: string, button: 'approve' | 'reject', user: string): Promise<void> {
-  const db = world.vigil!.db.prisma;
-  const request = await db.approvalRequest.findFirst({ where: { status: 'pending' } });
-  const card = request?.cardTs ? world.slack.message(ALERT_CHANNEL, request.cardTs) : undefined;
-  if (!request || !card) {
-    console.log(`${stamp()}  (no pending approval card to click)`);
-    return;
-  }
-  console.log(`${stamp()}  ${user} clicks [${button === 'approve' ? 'Approve' : 'Reject'}] on "${request.action} ${request.targetKind.toLowerCase()}/${request.targetName}" (and confirms the dialog)`);
-  const payload = blockActionsPayload({
-    user: { id: user },
-    channel: ALERT_CHANNEL,
-    message: { ts: card.ts, thread_ts: threadTs, text: card.text ?? '', blocks: card.blocks ?? [] },
-    action: { action_id: `approval_${button}`, value: request.id, block_id: `approval:${request.id}` },
-  });
-  await world.slack.sendInteraction(payload);
-  // Play the deployment controller: once the executor's scale lands, the pods come up and report ready.
-  const admin = world.kube.kubeConfigFor('controller').makeApiClient(AppsV1Api);
-  const deadline = Date.now() + 15_000;
-  while (Date.now() < deadline) {
-    await world.vigil!.desk.idle();
-    const now = await db.approvalRequest.findUniqueOrThrow({ where: { id: request.id } });
-    const d = world.kube.getObject('apps/v1', 'Deployment', request.targetNs, request.targetName) as { spec?: { replicas?: number } } | undefined;
-    if (now.status === 'executing' && (d?.spec?.replicas ?? 0) > 0) {
-      const n = d!.spec!.replicas!;
-      await admin.patchNamespacedDeploymentStatus(
-        { namespace: request.targetNs, name: request.targetName, body: { status: { replicas: n, updatedReplicas: n, readyReplicas: n, availableReplicas: n } }, fieldManager: 'kube-controller-manager' },
-        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-      );
-    }
-    if (!['pending', 'approved', 'executing'].includes(now.status)) break;
-    // A refused click leaves the request pending and tells the clicker why, privately.
-    if (now.status === 'pending' && world.slack.store.ephemerals.some((e) => e.user === user)) break;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  const final = await db.approvalRequest.findUniqueOrThrow({ where: { id: request.id } });
-  for (const e of world.slack.store.ephemerals.filter((x) => x.user === user)) {
-    console.log(`            (only ${user} sees) ${renderBlocksAsText(e as never).split('\n').join(' ')}`);
-  }
-  const writes = world.kube.audit.filter(
-    (a) => !['get', 'list', 'watch'].includes(a.verb) && !a.path.includes('accessreviews') && !a.dryRun && a.status < 300 && a.fieldManager !== 'kube-controller-manager',
-  );
-  console.log(`${stamp()}  approval request ${final.status}${final.statusReason ? ` (${final.statusReason})` : ''}`);
-  for (const w of writes) console.log(`            write: ${w.verb} ${w.path} as ${w.user}${w.impersonatedBy ? ` (impersonated by ${w.impersonatedBy})` : ''}${Object.keys(w.extra).length ? ` extras ${JSON.stringify(w.extra)}` : ''}`);
-  if (writes.length === 0) console.log('            no write reached the cluster');
 }
 
 main().catch((err: unknown) => {
