@@ -144,6 +144,12 @@ export async function mintExecutorToken(
   return { kc, expiresAt };
 }
 
+/** The User-Agent of executor requests: `vigil-executor (incident=<id>; approved-by=<Slack user id>)`; ids are [A-Za-z0-9_-]. */
+export function executorUserAgent(incidentId: string, approvedBy?: string): string {
+  const safe = (v: string) => v.replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 64);
+  return `vigil-executor (incident=${safe(incidentId)}${approvedBy ? `; approved-by=${safe(approvedBy)}` : ''})`;
+}
+
 class KubeExecutor implements ApprovedExecutor {
   private readonly apis: WriteApis;
   private readonly authz: k8s.AuthorizationV1Api;
@@ -166,10 +172,17 @@ class KubeExecutor implements ApprovedExecutor {
     return this.approvalOrUndefined;
   }
 
-  /** Impersonate-Extra-* only exist with impersonation (the API server rejects extras without Impersonate-User). */
+  /**
+   * Who approved, on every request, in every mode: the API server's audit log records `userAgent` at every
+   * audit level, so the approver and the incident are in the Kubernetes audit even with a minted token (which
+   * carries no extras). Impersonate-Extra-* add them as structured fields where impersonation is used (the API
+   * server rejects extras without Impersonate-User).
+   */
   private headers(): Record<string, string> {
-    if (this.identity.mode !== 'impersonate') return {};
+    const ua = { 'User-Agent': executorUserAgent(this.incidentId, this.approvalOrUndefined?.userId) };
+    if (this.identity.mode !== 'impersonate') return ua;
     return {
+      ...ua,
       'Impersonate-Extra-incident': this.incidentId,
       ...(this.approvalOrUndefined ? { 'Impersonate-Extra-approved-by': this.approvalOrUndefined.userId } : {}),
     };

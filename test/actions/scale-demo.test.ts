@@ -113,7 +113,7 @@ describe('scale shop/checkout to 3 (impersonation)', () => {
     const writes = world.kube.audit.filter((a) => a.verb === 'patch' && !a.dryRun);
     expect(writes.map((w) => w.path)).toEqual(['/apis/apps/v1/namespaces/shop/deployments/checkout/scale', '/apis/apps/v1/namespaces/shop/deployments/checkout']);
     for (const w of writes)
-      expect(w).toMatchObject({ user: EXECUTOR_USER, impersonatedBy: BOT_USER, fieldManager: 'vigil', status: 200, extra: { 'approved-by': ['U0VIGILSRE'], incident: [INCIDENT] } });
+      expect(w).toMatchObject({ user: EXECUTOR_USER, impersonatedBy: BOT_USER, fieldManager: 'vigil', status: 200, extra: { 'approved-by': ['U0VIGILSRE'], incident: [INCIDENT] }, userAgent: `vigil-executor (incident=${INCIDENT}; approved-by=U0VIGILSRE)` });
     // Nothing was written with the reader's or the bot's own identity.
     expect(world.kube.audit.filter((a) => a.verb !== 'get' && a.verb !== 'list' && a.verb !== 'create' && a.user !== EXECUTOR_USER)).toEqual([]);
   });
@@ -206,6 +206,8 @@ describe('scale shop/checkout to 3 (short-lived token)', () => {
     for (const w of writes) {
       expect(w).toMatchObject({ user: EXECUTOR_USER, fieldManager: 'vigil', status: 200 });
       expect(w.impersonatedBy).toBeUndefined();
+      // A minted token carries no extras: the approver reaches the API server's audit log in the User-Agent.
+      expect(w.userAgent).toBe(`vigil-executor (incident=${INCIDENT}; approved-by=U0VIGILSRE)`);
     }
   });
 });

@@ -59,6 +59,8 @@ export interface AuditEntry {
   query: Record<string, string>;
   dryRun: boolean;
   fieldManager?: string;
+  /** The request's User-Agent, as kube-apiserver's audit events record it at every level. */
+  userAgent?: string;
   status: number;
 }
 
@@ -311,6 +313,7 @@ export async function startFakeKube(options: FakeKubeOptions): Promise<FakeKube>
       query,
       dryRun: query['dryRun'] === 'All',
       ...(fieldManager ? { fieldManager } : {}),
+      ...(req.headers['user-agent'] ? { userAgent: String(req.headers['user-agent']) } : {}),
       status,
     });
   }
