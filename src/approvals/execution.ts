@@ -5,6 +5,7 @@
  * propose the rollback as a new request that needs its own approval.
  */
 import { executeExternalMitigation, executeMitigation, isExternalAction, openApprovedExecutor, verifyMitigation, type Approval, type ExecutionResult, type Plan } from '../actions/index.js';
+import { touchApproval, updateApproval } from '../audit/records.js';
 import { recordAudit } from '../incidents/audit.js';
 import { readContext } from '../incidents/context.js';
 import { evaluateProposal, type PolicyDecision, type Requester } from '../policy/index.js';
@@ -51,7 +52,7 @@ export class ApprovalExecution {
     // A heartbeat on the row while executing and verifying (minutes): a replica starting meanwhile sees a
     // live execution, not one interrupted by a restart (resumeInterrupted).
     const beat = setInterval(() => {
-      void db.approvalRequest.updateMany({ where: { id, status: 'executing' }, data: { updatedAt: clock.now() } }).catch((err: unknown) => log.warn({ err: String(err), requestId: id }, 'execution heartbeat failed'));
+      void touchApproval(db, id, { status: 'executing' }, clock.now()).catch((err: unknown) => log.warn({ err: String(err), requestId: id }, 'execution heartbeat failed'));
     }, EXECUTION_HEARTBEAT_MS);
     beat.unref();
     try {
@@ -109,10 +110,7 @@ export class ApprovalExecution {
     const uncertain = execution.status === 'rejected' && execution.writes.some((w) => w.uncertain);
     const sent = execution.status !== 'refused' && (uncertain || execution.writes.some((w) => w.status === 'ok' && !w.dryRun));
     // Recorded before verifying: the rate, loop and budget limits count what reached the API server.
-    await db.approvalRequest.update({
-      where: { id: v.id },
-      data: { ...(sent ? { executedAt: clock.now() } : {}), plan: JSON.stringify(storablePlan(plan, v.plan?.diagnosis, redactor)), risk: plan.risk.score, result: JSON.stringify(redactor.redactValue({ execution })) },
-    });
+    await updateApproval(db, v.id, { ...(sent ? { executedAt: clock.now() } : {}), plan: JSON.stringify(storablePlan(plan, v.plan?.diagnosis, redactor)), risk: plan.risk.score, result: JSON.stringify(redactor.redactValue({ execution })) });
     await recordAudit(db, {
       incidentId: v.incidentId,
       actor: execution.status === 'refused' ? 'vigil' : execution.identity.user,
@@ -161,9 +159,9 @@ export class ApprovalExecution {
     };
     if (!(await transition(db, v.id, ['executing'], f.status, data))) {
       // Taken for an interrupted run while this one was alive (heartbeat missed): the real outcome wins.
-      await db.approvalRequest.updateMany({ where: { id: v.id, status: 'failed', statusReason: INTERRUPTED_REASON }, data: { status: f.status, ...data } });
+      await updateApproval(db, v.id, { status: f.status, ...data }, { status: 'failed', statusReason: INTERRUPTED_REASON });
     }
-    if (f.decision) await db.approvalRequest.update({ where: { id: v.id }, data: { decision: JSON.stringify(f.decision) } });
+    if (f.decision) await updateApproval(db, v.id, { decision: JSON.stringify(f.decision) });
     await recordAudit(db, { incidentId: v.incidentId, actor: 'vigil', kind: `approval.${f.status}`, data: { requestId: v.id, ...(f.reason ? { reason: redactor.redactText(f.reason) } : {}) }, at: clock.now() });
     await this.hooks.refreshCard(v.id);
     const done = (await readApproval(db, v.id))!;
@@ -193,7 +191,7 @@ export class ApprovalExecution {
       { parentId: v.id },
     );
     if (proposed.kind === 'nothing_to_propose') return;
-    await this.deps.db.approvalRequest.update({ where: { id: v.id }, data: { result: JSON.stringify(this.deps.redactor.redactValue({ ...outcome, rollbackRequestId: proposed.requestId })) } });
+    await updateApproval(this.deps.db, v.id, { result: JSON.stringify(this.deps.redactor.redactValue({ ...outcome, rollbackRequestId: proposed.requestId })) });
     await this.hooks.refreshCard(v.id);
   }
 }

@@ -9,6 +9,7 @@
  */
 import type { Logger } from 'pino';
 import type { ExecutorCredentials, ExternalProviders, MetricProbe, Plan, TargetReader } from '../actions/index.js';
+import { sealedWrite, setApprovalCard, touchApproval, updateApproval, type SealedWriter } from '../audit/records.js';
 import { recordAudit } from '../incidents/audit.js';
 import { chatErrorCode, type ChatPort } from '../incidents/chat.js';
 import type { Clock } from '../incidents/clock.js';
@@ -193,8 +194,8 @@ export class ApprovalService {
     const status: ApprovalStatus = refusedBecause ? 'refused' : 'pending';
     let id: string;
     try {
-      const row = await db.approvalRequest.create({
-        data: {
+      const row = await sealedWrite(db, (w) =>
+        w.createApproval({
           ...identity,
           attempt,
           proposal: JSON.stringify(redactor.redactValue(m)),
@@ -210,14 +211,14 @@ export class ApprovalService {
           channelId: incident.channelId,
           threadTs: incident.threadTs,
           createdAt: now,
-        },
-      });
+        }),
+      );
       id = row.id;
       // Two proposals of the same change at once (replicas, hooks) both found no live card: the later one steps back.
       if (status === 'pending') {
         const first = await db.approvalRequest.findFirst({ where: { ...change, status: { in: LIVE_STATUSES } }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
         if (first && first.id !== id) {
-          await db.approvalRequest.delete({ where: { id } });
+          await sealedWrite(db, (w) => w.deleteApproval(id));
           return { kind: 'existing', requestId: first.id, status: first.status as ApprovalStatus };
         }
       }
@@ -285,7 +286,7 @@ export class ApprovalService {
       if (groups.length === 0 && c.userId !== v.requestedBy) {
         return this.refuse(c, where, 'you are not in a user group that may approve or reject this action', v.incidentId, v.decision.approverGroups);
       }
-      const outcome = await this.record(key, decisionRow, v.incidentId, async (tx) => transition(tx, v.id, ['pending'], 'rejected', { statusReason: `rejected by ${userName ?? c.userId}${reason ? `: ${reason}` : ''}` }));
+      const outcome = await this.record(key, decisionRow, v.incidentId, async (w) => transition(w, v.id, ['pending'], 'rejected', { statusReason: `rejected by ${userName ?? c.userId}${reason ? `: ${reason}` : ''}` }));
       if (outcome !== 'ok') return outcome === 'duplicate' ? { kind: 'duplicate' } : this.refuse(c, where, 'this request changed meanwhile; nothing changed', v.incidentId);
       await this.refreshCard(v.id);
       return { kind: 'rejected' };
@@ -297,12 +298,11 @@ export class ApprovalService {
     // same moment must not both see "one more needed" and leave the request pending for ever.
     let remaining = verdict.remaining;
     const needed = v.decision.kind === 'require_approval' ? v.decision.approvals : 1;
-    const outcome = await this.record(key, decisionRow, v.incidentId, async (tx) => {
-      const locked = await tx.approvalRequest.updateMany({ where: { id: v.id, status: 'pending' }, data: { updatedAt: now } });
-      if (locked.count === 0) return false;
-      const given = await tx.approvalDecision.count({ where: { requestId: v.id, decision: 'approve' } });
+    const outcome = await this.record(key, decisionRow, v.incidentId, async (w) => {
+      if ((await touchApproval(w, v.id, { status: 'pending' }, now)) === 0) return false;
+      const given = await w.tx.approvalDecision.count({ where: { requestId: v.id, decision: 'approve' } });
       remaining = Math.max(0, needed - given);
-      return remaining === 0 ? transition(tx, v.id, ['pending'], 'approved') : true;
+      return remaining === 0 ? transition(w, v.id, ['pending'], 'approved') : true;
     });
     if (outcome !== 'ok') return outcome === 'duplicate' ? { kind: 'duplicate' } : this.refuse(c, where, 'this request changed meanwhile; nothing changed', v.incidentId);
     await this.refreshCard(v.id);
@@ -313,19 +313,23 @@ export class ApprovalService {
 
   /**
    * Stores the click's decision, its delivery key and the status change together: a Slack retry of
-   * the same delivery, or a concurrent change of the request, leaves nothing half-written.
+   * the same delivery, or a concurrent change of the request, leaves nothing half-written. The decision
+   * and the request's new state are sealed in the audit chain once both are written (src/audit/records.ts).
    */
   private async record(
     key: string,
     d: { requestId: string; userId: string; userName: string | null; decision: string; reason: string | null; at: Date },
     incidentId: string,
-    change: (tx: Parameters<Parameters<Db['$transaction']>[0]>[0]) => Promise<boolean>,
+    change: (w: SealedWriter) => Promise<boolean>,
   ): Promise<'ok' | 'duplicate' | 'conflict'> {
     try {
       return await this.deps.db.$transaction(async (tx) => {
         await tx.processedDelivery.create({ data: { key } });
-        await tx.approvalDecision.create({ data: d });
-        if (!(await change(tx))) throw new StatusConflict();
+        const changed = await sealedWrite(tx, async (w) => {
+          await w.createDecision(d);
+          return change(w);
+        });
+        if (!changed) throw new StatusConflict();
         await recordAudit(tx, { incidentId, actor: d.userId, kind: `approval.${d.decision}`, data: { requestId: d.requestId, userName: d.userName, reason: d.reason }, at: d.at });
         return 'ok' as const;
       });
@@ -570,9 +574,9 @@ export class ApprovalService {
   /** An `executing` row whose heartbeat stopped: what reached the target is unknown. */
   private async markInterrupted(id: string): Promise<boolean> {
     const quietSince = new Date(this.deps.clock.now().getTime() - INTERRUPTED_AFTER_MS);
-    const { count } = await this.deps.db.approvalRequest.updateMany({ where: { id, status: 'executing', updatedAt: { lt: quietSince } }, data: { status: 'failed', statusReason: INTERRUPTED_REASON } });
-    if (count === 1) await this.refreshCard(id);
-    return count === 1;
+    const marked = await updateApproval(this.deps.db, id, { status: 'failed', statusReason: INTERRUPTED_REASON }, { status: 'executing', updatedAt: { lt: quietSince } });
+    if (marked) await this.refreshCard(id);
+    return marked;
   }
 
   private recheckLater(id: string, ms: number): void {
@@ -624,7 +628,7 @@ export class ApprovalService {
         const found = row.cardTs ? undefined : await chat.findTagged(row.channelId, row.threadTs ?? undefined, tag).catch(() => undefined);
         const ts = found ?? (await chat.post(row.channelId, row.threadTs ?? undefined, card, tag)).ts;
         if (found) await chat.update(row.channelId, found, card);
-        await db.approvalRequest.update({ where: { id }, data: { cardTs: ts } });
+        await setApprovalCard(db, id, ts);
       }
     } catch (err) {
       this.deps.log.warn({ err: String(err), requestId: id }, 'could not post or update the approval card; carrying on');

@@ -3,6 +3,7 @@
  * history the policy's rate and loop limits count, and the stop switches.
  */
 import type { ActionHistoryEntry } from '../actions/index.js';
+import { updateApproval, type SealTarget } from '../audit/records.js';
 import type { ExecutionRecord, PolicyDecision } from '../policy/index.js';
 import { podsOfKey, targetKey } from '../policy/index.js';
 import type { Db } from '../store/db.js';
@@ -115,14 +116,15 @@ export async function setStop(db: Db | DbTx, scope: string, stopped: boolean, by
 /**
  * Moves a request from one status to another only if it is still in `from`: the one place status
  * changes race (two replicas, two approvers), so whoever updates the row wins and the other backs off.
+ * The new state is sealed in the audit chain (src/audit/records.ts): at once on a client, or with the
+ * rest of the writer's work when given a SealedWriter.
  */
 export async function transition(
-  db: Db | DbTx,
+  db: SealTarget,
   id: string,
   from: ApprovalStatus[],
   to: ApprovalStatus,
   extra: { statusReason?: string | null; result?: string; executedAt?: Date; plan?: string; risk?: number } = {},
 ): Promise<boolean> {
-  const { count } = await db.approvalRequest.updateMany({ where: { id, status: { in: from } }, data: { status: to, ...extra } });
-  return count === 1;
+  return updateApproval(db, id, { status: to, ...extra }, { status: { in: from } });
 }

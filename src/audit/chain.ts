@@ -66,11 +66,20 @@ function providerOf(client: AuditClient): string {
   return String((client as unknown as { _activeProvider?: unknown })._activeProvider ?? 'sqlite');
 }
 
-async function appendInTx(tx: AuditClient, row: AppendInput): Promise<{ id: number; hash: string }> {
+/**
+ * Takes the chain's append lock for the rest of `tx` (idempotent within one transaction: PostgreSQL
+ * advisory locks are re-entrant for their session, SQLite's write lock is already held). Callers that
+ * must read the trail and append consistently (src/audit/records.ts) take it before reading.
+ */
+export async function lockAuditChain(tx: AuditClient): Promise<void> {
   if (providerOf(tx) === 'postgresql') await tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(${AUDIT_LOCK_KEY})`);
   // SQLite: a write statement (even one matching no row) takes the database's write lock now, as BEGIN
   // IMMEDIATE would, so another connection cannot append between our read of the last hash and our insert.
   else await tx.$executeRawUnsafe('UPDATE "AuditEvent" SET "id" = "id" WHERE 0');
+}
+
+async function appendInTx(tx: AuditClient, row: AppendInput): Promise<{ id: number; hash: string }> {
+  await lockAuditChain(tx);
   let last = await tx.auditEvent.findFirst({ where: { hash: { not: null } }, orderBy: { id: 'desc' }, select: { hash: true } });
   if (!last) last = await sealLegacyRows(tx);
   const prevHash = last?.hash ?? GENESIS_HASH;

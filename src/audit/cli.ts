@@ -6,16 +6,19 @@ import { openDatabase, type Database } from '../store/db.js';
 import { applyMigrations } from '../store/migrate.js';
 import { anchorLine, formatAnchor, parseAnchor, parseAnchorsFile, type AuditAnchor } from './anchor.js';
 import { exportIncident } from './export.js';
-import { verifyAuditChain } from './verify.js';
+import { verifyAuditTrail } from './verify.js';
 
 const USAGE = `Usage:
   vigil audit verify [--anchor A]... [--anchors-file FILE]...
-                                          check the audit trail's hash chain (exit 1 if tampered with);
-                                          each anchor must still be in it, which catches removed newest
-                                          rows and a rewritten chain (FILE: one anchor a line, # comments)
+                                          check the audit trail's hash chain, and the approvals, decisions,
+                                          executions, steering and hypotheses against their seals in it
+                                          (exit 1 if tampered with); each anchor must still be in it, which
+                                          catches removed newest rows and a rewritten chain (FILE: one
+                                          anchor a line, # comments)
   vigil audit head [--json]               the chain's head as an anchor, vigil-audit:<row id>:<hash>,
                                           to keep where the database admin cannot edit it
-  vigil export <incident-id> [--out FILE] the incident's full record as JSON (stdout, or FILE)`;
+  vigil export <incident-id> [--out FILE] the incident's full record as JSON (stdout, or FILE); exit 1,
+                                          after writing it, when the record fails verification`;
 
 export type CliIo = { out: (line: string) => void; err: (line: string) => void };
 
@@ -59,17 +62,23 @@ async function withDb(env: NodeJS.ProcessEnv, work: (db: Database) => Promise<nu
 }
 
 async function verify(db: Database, anchors: AuditAnchor[], io: CliIo): Promise<number> {
-  const result = await verifyAuditChain(db.prisma, anchors);
+  const result = await verifyAuditTrail(db.prisma, anchors);
+  const r = result.records;
   const unsealed = result.unsealed ? ` (${result.unsealed} older row(s) not chained yet; the next audit write seals them)` : '';
   const anchored = anchors.length ? `, ${anchors.length} anchor(s) checked` : '';
+  const pending = r.unsealed ? `; ${r.unsealed} record row(s) from before sealing, sealed by the next sealed write` : '';
+  const gone = r.goneWithIncident ? `; ${r.goneWithIncident} sealed row(s) went with their deleted incident` : '';
+  const records = `${r.checked} sealed record row(s) (approvals, decisions, steering, hypotheses) match the chain${pending}${gone}`;
   if (result.ok) {
     const headAnchor = result.head !== null && result.headId !== null ? formatAnchor({ rowId: result.headId, hash: result.head }) : '(empty)';
-    io.out(`Audit trail intact: ${result.checked} row(s) checked${anchored}${unsealed}.\nHead: ${headAnchor}`);
+    io.out(`Audit trail intact: ${result.checked} row(s) checked${anchored}${unsealed}; ${records}.\nHead: ${headAnchor}`);
     if (!anchors.length) io.out('Without an anchor, removed newest rows or a rewritten chain cannot be told apart from an intact trail: see `vigil audit head`.');
     return 0;
   }
-  io.err(`Audit trail TAMPERED WITH: ${result.problems.length} problem(s) in ${result.checked} row(s)${anchored}${unsealed}:`);
+  const total = result.problems.length + r.problems.length;
+  io.err(`Audit trail TAMPERED WITH: ${total} problem(s) in ${result.checked} row(s)${anchored}${unsealed}, and ${r.checked} sealed record row(s) compared with their seals:`);
   for (const p of result.problems) io.err(`  row ${p.id}: ${p.problem} — ${p.detail}`);
+  for (const p of r.problems) io.err(`  ${p.problem} — ${p.detail}`);
   return 1;
 }
 
@@ -141,5 +150,11 @@ async function exportCommand(db: Database, args: ExportArgs, io: CliIo): Promise
     await writeFile(args.out, `${json}\n`, 'utf8');
     io.out(`Wrote incident ${args.incidentId} to ${args.out}.`);
   } else io.out(json);
+  // The document says so too (`integrity`); the exit code lets a script that archives exports notice.
+  if (!doc.integrity.ok) {
+    io.err(`WARNING: the record of incident ${args.incidentId} fails verification against the audit chain (${doc.integrity.problems.length} problem(s)); do not rely on it as it stands:`);
+    for (const p of doc.integrity.problems) io.err(`  ${p}`);
+    return 1;
+  }
   return 0;
 }

@@ -1,8 +1,13 @@
 // One incident's full record as a JSON document, for post-mortems and compliance. Everything is stored
 // redacted already; the redactor runs over the whole output once more anyway (defence in depth), so a
 // secret that slipped into the store is not carried further by an export.
+//
+// The rows are exported as they stand, with `integrity`: whether they still match their seals in the audit
+// chain (./integrity.ts). When they do not, `integrity.problems` names each edited, inserted or removed
+// row, with the sealed values; the seals themselves are in `auditEvents` (`record.sealed`).
 import { createRedactor, type Redactor } from '../redact/index.js';
 import type { Db } from '../store/db.js';
+import { incidentIntegrity, type RecordIntegrity } from './integrity.js';
 
 export type IncidentExport = {
   format: 'vigil.incident-export/v1';
@@ -14,6 +19,8 @@ export type IncidentExport = {
   approvals: unknown[];
   slackPosts: unknown[];
   auditEvents: unknown[];
+  /** Whether the rows above match the audit chain; `ok: false` means the record was edited outside Vigil. */
+  integrity: RecordIntegrity;
 };
 
 /** Stored JSON text columns per model, parsed so the export is one JSON document rather than strings in strings. */
@@ -40,6 +47,7 @@ export async function exportIncident(db: Db, incidentId: string, redactor: Redac
     // incidentRef too: rows keep it when incidentId is nulled, and it is what the chain hashed.
     db.auditEvent.findMany({ where: { OR: [{ incidentId }, { incidentRef: incidentId }] }, orderBy: { id: 'asc' } }),
   ]);
+  const integrity = await incidentIntegrity(db, incidentId, redactor);
   const doc: IncidentExport = {
     format: 'vigil.incident-export/v1',
     exportedAt: new Date().toISOString(),
@@ -50,6 +58,7 @@ export async function exportIncident(db: Db, incidentId: string, redactor: Redac
     approvals: approvals.map(plain),
     slackPosts: slackPosts.map(plain),
     auditEvents: auditEvents.map(plain),
+    integrity,
   };
   return redactor.redactValue(doc);
 }

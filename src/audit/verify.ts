@@ -1,4 +1,5 @@
-// Walks the audit chain in id order and says which row is wrong and how.
+// Walks the audit chain in id order and says which row is wrong and how. `verifyAuditTrail` adds the
+// sealed record rows (approvals, decisions, steering, hypotheses) checked against their seals in the chain.
 //
 // What it can and cannot prove: any edit, deletion, reordering or insertion that does not rewrite every
 // later hash is found. Removing rows at the very end (truncation) and rewriting the whole chain are not
@@ -8,6 +9,7 @@
 import type { Db } from '../store/db.js';
 import type { AuditAnchor } from './anchor.js';
 import { auditHash, GENESIS_HASH } from './chain.js';
+import { verifySealedRecords, type RecordVerification } from './records-verify.js';
 
 export type AuditProblemKind = 'edited' | 'removed_before' | 'reordered' | 'broken_link' | 'rewritten' | 'truncated';
 
@@ -92,6 +94,21 @@ export async function verifyAuditChain(db: Db, anchors: readonly AuditAnchor[] =
   problems.push(...anchorProblems(rows, idOfHash, anchors));
   const last = chained.at(-1);
   return { ok: problems.length === 0, checked: chained.length, unsealed: start, head: last?.hash ?? null, headId: last?.id ?? null, problems };
+}
+
+export type AuditTrailVerification = AuditVerification & {
+  /** The rows the postmortem and export rely on, against their seals in the chain (./records.ts). */
+  records: RecordVerification;
+};
+
+/**
+ * `vigil audit verify`: the chain (and its anchors), and every sealed record row against its latest seal.
+ * `ok` only when both hold.
+ */
+export async function verifyAuditTrail(db: Db, anchors: readonly AuditAnchor[] = []): Promise<AuditTrailVerification> {
+  const chain = await verifyAuditChain(db, anchors);
+  const records = await verifySealedRecords(db);
+  return { ...chain, ok: chain.ok && records.ok, records };
 }
 
 /** What became of each anchored row; `rows` in id order. Checked oldest anchor first. */

@@ -1,5 +1,6 @@
 import type { Evidence } from '../evidence/types.js';
 import type { Redactor } from '../redact/index.js';
+import { sealedWrite, type SealedWriter } from '../audit/records.js';
 import type { DbTx } from '../store/tx.js';
 import type { Finding } from '../triage/types.js';
 
@@ -26,9 +27,15 @@ function evidenceRow(investigationId: string, hypothesisId: string, stance: 'sup
 /**
  * Store findings as hypotheses (upsert by key, so a re-run after a restart updates rather than
  * duplicates) with their evidence replaced. Labels H1, H2, … follow first appearance and never change.
+ * Each hypothesis written is sealed in the audit chain with its evidence (src/audit/records.ts), once
+ * all of them are written.
  */
 export async function storeFindings(tx: DbTx, investigationId: string, findings: Finding[], redactor: Redactor): Promise<void> {
-  const existing = await tx.hypothesis.findMany({ where: { investigationId }, select: { key: true, ordinal: true, steeredBy: true } });
+  await sealedWrite(tx, (w) => writeFindings(w, investigationId, findings, redactor));
+}
+
+async function writeFindings(w: SealedWriter, investigationId: string, findings: Finding[], redactor: Redactor): Promise<void> {
+  const existing = await w.tx.hypothesis.findMany({ where: { investigationId }, select: { key: true, ordinal: true, steeredBy: true } });
   let next = existing.reduce((m, h) => Math.max(m, h.ordinal), 0);
   const byKey = new Map(existing.map((h) => [h.key, h]));
   // Supported first, so the likely cause is H1 on a fresh board.
@@ -56,16 +63,14 @@ export async function storeFindings(tx: DbTx, investigationId: string, findings:
     // A responder's verdict (rule out / confirm) stands until a responder changes it: re-runs refresh the
     // evidence but never overwrite what a person decided.
     const { status: _status, reason: _reason, confidence: _confidence, ...refreshed } = data;
-    const h = await tx.hypothesis.upsert({
+    const h = await w.upsertHypothesis({
       where: { investigationId_key: { investigationId, key: f.key } },
       create: { investigationId, key: f.key, label: `H${ordinal}`, ordinal, ...data },
       update: byKey.get(f.key)?.steeredBy ? refreshed : data,
     });
-    await tx.evidence.deleteMany({ where: { hypothesisId: h.id } });
-    const rows = [
+    await w.replaceEvidence(h.id, [
       ...f.supporting.map((e) => evidenceRow(investigationId, h.id, 'supports', e, redactor)),
       ...f.refuting.map((e) => evidenceRow(investigationId, h.id, 'refutes', e, redactor)),
-    ];
-    if (rows.length) await tx.evidence.createMany({ data: rows });
+    ]);
   }
 }

@@ -1,12 +1,13 @@
 import type { Logger } from 'pino';
 import type { Alert } from '../alerts/types.js';
 import type { SteeringCommand } from '../agent/steering.js';
-import { fingerprintAlert } from '../alerts/fingerprint.js';
+import { fingerprintAlert, fingerprintParts } from '../alerts/fingerprint.js';
 import type { Redactor } from '../redact/index.js';
 import type { Db } from '../store/db.js';
 import { isUniqueViolation } from '../store/db.js';
 import type { Clock } from './clock.js';
 import { recordAudit } from './audit.js';
+import { sealedWrite } from '../audit/records.js';
 
 export interface IncidentSettings {
   /** A repeat of an open incident's alert within this window joins its thread. */
@@ -64,11 +65,14 @@ export class IncidentService {
   async receiveAlert(d: AlertDelivery): Promise<ReceiveResult> {
     const alert = this.redactor.redactValue(d.alert);
     const fingerprint = fingerprintAlert(d.alert);
+    // An Alertmanager group is a route's: the same group values posted by another route (another channel,
+    // e.g. a warnings channel) are another group, so a title-only fingerprint matches in its own channel only.
+    const scope = fingerprintParts(d.alert)[0] === 'group' ? { channelId: d.channelId } : {};
     const now = this.clock.now();
     try {
       return await this.db.$transaction(async (tx) => {
         const existing = await tx.incident.findFirst({
-          where: { fingerprint, status: 'open' },
+          where: { fingerprint, status: 'open', ...scope },
           orderBy: { openedAt: 'desc' },
         });
         const alertRow = {
@@ -102,7 +106,7 @@ export class IncidentService {
         }
 
         const recent = await tx.incident.findFirst({
-          where: { fingerprint, status: 'resolved', resolvedAt: { gte: new Date(now.getTime() - this.settings.reopenWindowMs) } },
+          where: { fingerprint, status: 'resolved', resolvedAt: { gte: new Date(now.getTime() - this.settings.reopenWindowMs) }, ...scope },
           orderBy: { resolvedAt: 'desc' },
         });
         if (recent) {
@@ -168,8 +172,9 @@ export class IncidentService {
     const now = this.clock.now();
     try {
       await this.db.$transaction(async (tx) => {
-        await tx.steeringMessage.create({
-          data: {
+        // Sealed in the audit chain with the message (src/audit/records.ts): the postmortem quotes it.
+        await sealedWrite(tx, (w) =>
+          w.createSteering({
             incidentId: incident.id,
             channelId: m.channelId,
             messageTs: m.messageTs,
@@ -177,8 +182,8 @@ export class IncidentService {
             userName: m.userName ?? null,
             text,
             receivedAt: now,
-          },
-        });
+          }),
+        );
         await recordAudit(tx, { incidentId: incident.id, actor: m.userId, kind: 'steering.received', data: { text }, at: now });
       });
       return { kind: 'recorded', incidentId: incident.id };
@@ -208,7 +213,7 @@ export class IncidentService {
             : { status: 'inconclusive', steeredBy: userId, reason: 'confirmed by a responder, but no evidence is cited yet (not sure)' }
           : { steeredBy: userId };
     await this.db.$transaction(async (tx) => {
-      await tx.hypothesis.update({ where: { id: h.id }, data });
+      await sealedWrite(tx, (w) => w.updateHypothesis(h.id, data));
       await recordAudit(tx, { incidentId, actor: userId, kind: `hypothesis.${cmd.kind}`, data: { label: h.label, key: h.key, ...(reason ? { reason } : {}) }, at: this.clock.now() });
     });
     return 'applied';
@@ -231,8 +236,8 @@ export class IncidentService {
     const note = input.note?.trim() ? this.redactor.redactText(input.note.trim()).slice(0, 1000) : undefined;
     const now = this.clock.now();
     await this.db.$transaction(async (tx) => {
-      await tx.evidence.create({
-        data: {
+      await sealedWrite(tx, async (w) => {
+        await w.addEvidence({
           investigationId: h.investigationId,
           hypothesisId: h.id,
           stance: 'supports',
@@ -242,9 +247,9 @@ export class IncidentService {
           citationRef: link ? this.redactor.redactText(link) : `note by ${userId}`,
           citationUrl: link && /^https?:\/\//.test(link) ? this.redactor.redactText(link) : null,
           observedAt: now,
-        },
+        });
+        await w.updateHypothesis(h.id, { steeredBy: userId });
       });
-      await tx.hypothesis.update({ where: { id: h.id }, data: { steeredBy: userId } });
       await recordAudit(tx, { incidentId: h.investigation.incidentId, actor: userId, kind: 'hypothesis.evidence_added', data: { label: h.label, link: link ? this.redactor.redactText(link) : null, note: note ?? null }, at: now });
     });
     return h.investigation.incidentId;

@@ -128,5 +128,6 @@ export function draftPostmortem(record: PostmortemRecord): Postmortem {
     followUps: deriveFollowUps(record, leading, rootCause, actions),
     gaps: ctx.gaps ?? [],
     people,
+    ...(record.integrity && !record.integrity.ok ? { integrity: { ok: false as const, problems: record.integrity.problems } } : {}),
   };
 }

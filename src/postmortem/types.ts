@@ -155,4 +155,10 @@ export interface Postmortem {
   gaps: string[];
   /** Display names known from the record, by Slack user id. */
   people: Record<string, string>;
+  /**
+   * Present when the stored record fails verification against the audit chain (src/audit/integrity.ts):
+   * each problem names the row, the field, its current value and the value the chain recorded. The
+   * renderers show it first, as a warning that the draft rests on edited rows.
+   */
+  integrity?: { ok: false; problems: string[] };
 }

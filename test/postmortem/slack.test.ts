@@ -48,6 +48,21 @@ describe('renderPostmortem (Slack)', () => {
     expect(m.text.length).toBeLessThanOrEqual(SLACK_LIMITS.messageTextRecommended);
   });
 
+  it('opens with the integrity warning when the record fails verification, still within Slack limits', () => {
+    const problems = Array.from({ length: 60 }, (_, i) => `ApprovalDecision d${i} (approval r${i}): approver (userId) is "U0MALLORY" but the chain recorded "U0ALICE" ${hostile}`);
+    const m = renderPostmortem({ ...bigPostmortem(500), integrity: { ok: false, problems } });
+    expect(validateBlocks(m.blocks)).toEqual([]);
+    expect(blocksTextLength(m.blocks)).toBeLessThanOrEqual(BLOCKS_TEXT_BUDGET);
+    const warning = JSON.stringify(m.blocks[1]);
+    expect(warning).toContain('This record fails verification against the audit chain:* 60 stored rows were edited, inserted or removed outside Vigil');
+    expect(warning).toContain('approver (userId) is \\"U0MALLORY\\" but the chain recorded \\"U0ALICE\\"');
+    expect(warning).toMatch(/… \d+ more problems/);
+    expect(warning).not.toContain('<!channel>');
+    // Nothing else was pushed out for it: follow-ups and the footer are still there.
+    expect(JSON.stringify(m.blocks)).toContain('*Follow-ups*');
+    expect(JSON.stringify(m.blocks.at(-1))).toContain('Draft from the stored record');
+  });
+
   it('shows every entry of a short record without omission notes', () => {
     const pm = bigPostmortem(3);
     const m = renderPostmortem({ ...pm, rootCause: { ...pm.rootCause!, evidence: pm.rootCause!.evidence.slice(0, 2) }, ruledOut: pm.ruledOut.slice(0, 2), actions: pm.actions.slice(0, 1), followUps: pm.followUps.slice(0, 2) });

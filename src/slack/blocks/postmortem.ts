@@ -12,7 +12,8 @@ import { fallbackText, mention, mrkdwnLink, mrkdwnText } from './mrkdwn.js';
  * GitHub issue when one was opened.
  */
 
-const BUDGET = { summary: 900, impact: 700, timeline: 2400, cause: 1400, ruledOut: 1000, actions: 1000, followUps: 1000 } as const;
+/** `integrity` is only spent when the record fails verification, and is then taken from the timeline's. */
+const BUDGET = { integrity: 900, summary: 900, impact: 700, timeline: 2400, cause: 1400, ruledOut: 1000, actions: 1000, followUps: 1000 } as const;
 
 /** Lines joined under `max` characters; the rest is replaced by one `… N more` line. */
 export function linesWithin(lines: string[], max: number, noun = 'more'): string {
@@ -43,6 +44,13 @@ function proseLine(credit: ProseCredit): string {
 export function renderPostmortem(pm: Postmortem & { prose?: ProseCredit }, opts: { issueUrl?: string } = {}): RenderedMessage {
   const s = pm.summary;
   const blocks: KnownBlock[] = [headerBlock(`📝 Postmortem draft: ${pm.title}`)];
+  const timelineBudget = BUDGET.timeline - (pm.integrity ? BUDGET.integrity : 0);
+  if (pm.integrity) {
+    // First, before any name or time: the record was edited outside Vigil (src/audit/integrity.ts).
+    const n = pm.integrity.problems.length;
+    const head = `⚠️ *This record fails verification against the audit chain:* ${n} stored row${n === 1 ? ' was' : 's were'} edited, inserted or removed outside Vigil. Do not rely on the names, times or statuses below until \`vigil audit verify\` has been looked into.`;
+    blocks.push(sectionBlock(linesWithin([head, ...pm.integrity.problems.map((p) => `• ${one(p, 300)}`)], BUDGET.integrity, 'more problems')));
+  }
 
   const duration = `${formatDuration(s.durationMs)} (${utcStamp(s.startedAt)} → ${s.ongoing ? 'still open' : utcStamp(s.endedAt)})${s.mitigatedAt ? ` · mitigated ${utcStamp(s.mitigatedAt)}` : ''}`;
   blocks.push(
@@ -62,7 +70,7 @@ export function renderPostmortem(pm: Postmortem & { prose?: ProseCredit }, opts:
 
   const sameDay = (d: Date): boolean => d.toISOString().slice(0, 10) === s.startedAt.toISOString().slice(0, 10);
   const timeline = pm.timeline.map((e) => `\`${sameDay(e.at) ? utcTime(e.at) : utcStamp(e.at).slice(0, 16)}\` ${one(e.text, 220)}`);
-  blocks.push(sectionBlock(`*Timeline (UTC)*\n${linesWithin(timeline, BUDGET.timeline - 20, 'more entries')}`));
+  blocks.push(sectionBlock(`*Timeline (UTC)*\n${linesWithin(timeline, timelineBudget - 20, 'more entries')}`));
 
   if (pm.rootCause) {
     const rc = pm.rootCause;

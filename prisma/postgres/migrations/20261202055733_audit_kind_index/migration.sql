@@ -1,0 +1,3 @@
+-- CreateIndex
+CREATE INDEX "AuditEvent_kind_idx" ON "AuditEvent"("kind");
+
