@@ -9,15 +9,28 @@ import type { Redactor } from '../redact/index.js';
 import type { TriageInput } from '../triage/analyzer.js';
 import type { Finding } from '../triage/types.js';
 import { Budget, type AgentUsage, type BudgetKind, type BudgetLimits, type BudgetMode } from './budget.js';
-import { checkSubmission, diagnosisToFindings, repairRequest, SUBMIT_TOOL, submitDiagnosisTool, type Diagnosis } from './output.js';
+import { checkSubmission, clipSubmission, diagnosisToFindings, repairRequest, SUBMIT_TOOL, submitDiagnosisTool, type Diagnosis } from './output.js';
 import { requestHistory } from './history.js';
 import { buildBrief, defaultLabels, steeringUpdate, SYSTEM_PROMPT } from './prompt.js';
 import { ModelConfigurationError, ModelRequestError } from './providers/index.js';
+import { fixScope, screenFixes } from './scope.js';
 import type { SteeringMessage } from './steering.js';
-import { CitationBook, Toolbox, type ToolCallEvent } from './toolbox.js';
+import { CitationBook, shownToolName, Toolbox, type ToolCallEvent } from './toolbox.js';
 import { ModelUnavailableError, type ModelContent, type ModelMessage, type ModelProvider, type ModelResponse, type ModelTool } from './types.js';
 
-export type AgentStatus = 'completed' | 'budget_exhausted' | 'invalid_output' | 'model_unavailable' | 'stopped';
+/** `refused`: the model declined (a refusal stop); `invalid_output`: it broke the output contract past the corrections allowed. */
+export type AgentStatus = 'completed' | 'budget_exhausted' | 'invalid_output' | 'refused' | 'model_unavailable' | 'stopped';
+
+/**
+ * How the model broke the contract, for `invalid_output` and `refused` (the thread says it in words):
+ * - `prose`: it answered in text instead of calling a tool or submitting;
+ * - `declined`: such a text was a refusal ("I can't help with that");
+ * - `refusal`: a refusal stop (Anthropic `stop_reason: refusal`, OpenAI `refusal` / content filter);
+ * - `invalid_submission`: its diagnosis failed the schema or the citation rules;
+ * - `truncated`: its output was cut at the token limit mid submission;
+ * - `unusable_tools`: turn after turn of tool calls that could not run (unknown tools, malformed or cut-off arguments).
+ */
+export type Misbehaviour = 'prose' | 'declined' | 'refusal' | 'invalid_submission' | 'truncated' | 'unusable_tools';
 
 export interface ModelCallEvent {
   type: 'model_call';
@@ -40,6 +53,8 @@ export interface DiagnosisEvent {
   valid: boolean;
   errors?: string[];
   hypotheses?: number;
+  /** What Vigil cut or dropped from an accepted diagnosis (see {@link AgentResult.notes}). */
+  notes?: string[];
 }
 
 export interface SteeringEvent {
@@ -93,13 +108,36 @@ export interface AgentResult {
   error?: string;
   /** The model error's class, for `model_unavailable`. */
   errorKind?: 'unavailable' | 'configuration' | 'request' | 'unknown';
+  /** What the model did wrong, for `invalid_output` and `refused`. */
+  misbehaviour?: Misbehaviour;
+  /**
+   * What Vigil changed in an accepted diagnosis, one sentence each (redacted): over-long output cut,
+   * invented citations dropped, fixes outside the incident's scope dropped. Empty when nothing was.
+   */
+  notes: string[];
 }
 
 /** Tool calls answered per model turn; more are refused with an error result (runaway fan-out). */
 const MAX_CALLS_PER_TURN = 8;
 
+/**
+ * Turns in a row whose tool calls could none of them run (unknown tool, malformed or cut-off
+ * arguments): each is answered with the error, so the model is corrected this many times minus one;
+ * then the run gives up on it.
+ */
+export const MAX_UNUSABLE_TURNS = 3;
+
+/** Characters of the model's own text kept in the conversation (a runaway answer is not re-sent whole). */
+const MAX_ASSISTANT_TEXT = 4000;
+
+/** A text turn that is a refusal in words, not a stop reason. */
+const DECLINED = /\bI(?:\s+(?:can(?:no|['’])t|cannot|won['’]t|will not|am (?:not able|unable) to)|['’]m (?:not able|unable) to)\s+(?:help|assist|comply|do (?:that|this)|provide|continue|investigate)|\bI\s+(?:must|have to) (?:decline|refuse)/i;
+
 const FINAL_NOTE = `The investigation budget is spent. Do not call any more evidence tools: call ${SUBMIT_TOOL} now with what you have (mark unproven hypotheses open or inconclusive).`;
 const MISSING_SUBMISSION = `You ended your turn without calling ${SUBMIT_TOOL}. Call it now with your diagnosis.`;
+const CUT_OFF_TEXT = `Your reply was cut off at the output-token limit before you called ${SUBMIT_TOOL}. Call it now, briefly: fewer hypotheses, short texts, no narrative.`;
+const cutOffCall = (name: string) =>
+  `Not run: your reply was cut off at the output-token limit while you were writing this call's arguments, so they are incomplete. Call ${shownToolName(name)} again${name === SUBMIT_TOOL ? ' with a shorter submission (fewer hypotheses, short texts)' : ' with shorter arguments'}.`;
 
 export async function runAgent(o: AgentOptions): Promise<AgentResult> {
   const now = o.now ?? (() => new Date());
@@ -114,7 +152,9 @@ export async function runAgent(o: AgentOptions): Promise<AgentResult> {
   const steering = [...(o.steering ?? [])];
   let toolCalls = 0;
   let invalidSubmissions = 0;
+  let unusableTurns = 0;
   let lastError: string | undefined;
+  let misbehaviour: Misbehaviour | undefined;
 
   const finish = (status: AgentStatus, extra: Partial<AgentResult> = {}): AgentResult => ({
     status,
@@ -124,6 +164,8 @@ export async function runAgent(o: AgentOptions): Promise<AgentResult> {
     toolCalls,
     ...(budget.exhausted ? { budgetExhausted: budget.exhausted } : {}),
     ...(lastError && status !== 'completed' ? { error: lastError } : {}),
+    ...(misbehaviour && (status === 'invalid_output' || status === 'refused') ? { misbehaviour } : {}),
+    notes: [],
     ...extra,
   });
 
@@ -167,9 +209,23 @@ export async function runAgent(o: AgentOptions): Promise<AgentResult> {
     }
 
     const response = call.response;
-    messages.push({ role: 'assistant', content: response.content.length > 0 ? response.content : [{ type: 'text', text: '(no output)' }] });
+    // A refusal is final: the same conversation only draws the same refusal (providers say to reset it),
+    // and nothing in a refused turn is run.
+    if (response.stopReason === 'refusal') {
+      emit({ type: 'diagnosis', valid: false, errors: ['refusal'] });
+      misbehaviour = 'refusal';
+      lastError = o.redactor.redactText(`the model refused to continue${response.refusal ? ` (${response.refusal})` : ''}`).slice(0, 300);
+      return finish('refused');
+    }
+    messages.push({ role: 'assistant', content: response.content.length > 0 ? response.content.map(boundedText) : [{ type: 'text', text: '(no output)' }] });
     const calls = response.content.filter((c): c is Extract<ModelContent, { type: 'tool_call' }> => c.type === 'tool_call');
     const submit = calls.find((c) => c.name === SUBMIT_TOOL);
+    // Cut at the token limit while writing a tool call: that call (the last block) has incomplete
+    // arguments — perhaps still valid JSON that says less than meant — and is never run or accepted.
+    const last = response.content.at(-1);
+    const cutOff = response.stopReason === 'max_tokens' && last?.type === 'tool_call' ? last : undefined;
+    let ran = 0;
+    const unusable = new Set<string>();
 
     // Answer the evidence calls first, so their citations count if the submission came in the same turn.
     // Tools get the exploration deadline: the time held back is for the final submission.
@@ -180,10 +236,13 @@ export async function runAgent(o: AgentOptions): Promise<AgentResult> {
         const refused =
           mode === 'final' || signal.timedOut()
             ? `Not run: the budget is spent; call ${SUBMIT_TOOL}.`
-            : i >= MAX_CALLS_PER_TURN
-              ? `Not run: at most ${MAX_CALLS_PER_TURN} tool calls per turn.`
-              : undefined;
+            : c === cutOff
+              ? cutOffCall(c.name)
+              : i >= MAX_CALLS_PER_TURN
+                ? `Not run: at most ${MAX_CALLS_PER_TURN} tool calls per turn.`
+                : undefined;
         if (refused) {
+          if (c === cutOff) unusable.add('arguments cut off at the output-token limit');
           pending.push({ type: 'tool_result', callId: c.id, content: refused, isError: true });
           continue;
         }
@@ -192,6 +251,9 @@ export async function runAgent(o: AgentOptions): Promise<AgentResult> {
         if (o.signal?.aborted) return finish('stopped');
         pending.push({ type: 'tool_result', callId: c.id, content: out.content, ...(out.isError ? { isError: true } : {}) });
         if (out.digest !== undefined) digests.set(c.id, out.digest);
+        if (out.rejected === 'unknown_tool') unusable.add(`unknown tool "${oneLine(c.name, 60)}"`);
+        else if (out.rejected === 'invalid_input') unusable.add(`arguments ${c.name} does not take`);
+        else ran += 1;
       }
     } finally {
       signal.dispose();
@@ -199,32 +261,67 @@ export async function runAgent(o: AgentOptions): Promise<AgentResult> {
     // Exploration time ran out during a tool: every call is answered above, so the next turn is the final one.
     if (signal.timedOut()) budget.markWallTimeExhausted();
 
-    if (submit) {
-      const check = checkSubmission(submit.input, citations);
+    // No repair round is left after this submission: invented citations are dropped rather than failing it.
+    const lastChance = finalAsked || invalidSubmissions >= 1;
+    if (submit && submit === cutOff) {
+      emit({ type: 'diagnosis', valid: false, errors: ['cut off at the output-token limit'] });
+      invalidSubmissions += 1;
+      misbehaviour = 'truncated';
+      lastError = `the model's ${SUBMIT_TOOL} call was cut off at the output-token limit`;
+      if (invalidSubmissions >= 2) return finish('invalid_output');
+      pending.push({ type: 'tool_result', callId: submit.id, content: cutOffCall(SUBMIT_TOOL), isError: true });
+    } else if (submit) {
+      const clipped = clipSubmission(submit.input, o.redactor);
+      const check = checkSubmission(clipped.input, citations, { salvage: lastChance });
       if (check.ok) {
-        const findings = diagnosisToFindings(check.diagnosis, citations, o.redactor);
-        emit({ type: 'diagnosis', valid: true, hypotheses: findings.length });
+        const notes = [...clipped.notes];
+        if (check.invented.length > 0) {
+          const n = check.uncited.length;
+          notes.push(`The model cited evidence no tool returned (${check.invented.slice(0, 2).map((c) => `“${c.slice(0, 80)}”`).join(', ')}${check.invented.length > 2 ? ', …' : ''}): Vigil dropped those citations and shows ${n === 1 ? 'that hypothesis' : `those ${n} hypotheses`} as uncited, not supported.`);
+        }
+        const screened = screenFixes(diagnosisToFindings(check.diagnosis, citations, o.redactor, check.uncited), fixScope(o.input));
+        notes.push(...screened.notes);
+        emit({ type: 'diagnosis', valid: true, hypotheses: screened.findings.length, ...(notes.length ? { notes: o.redactor.redactValue(notes) } : {}) });
         const extra = {
-          findings,
+          findings: screened.findings,
           summary: o.redactor.redactText(check.diagnosis.summary),
           ...(check.diagnosis.escalate ? { escalate: o.redactor.redactValue(check.diagnosis.escalate) } : {}),
+          notes: notes.map((n) => o.redactor.redactText(n)),
         };
         return finish(finalAsked ? 'budget_exhausted' : 'completed', extra);
       }
       emit({ type: 'diagnosis', valid: false, errors: o.redactor.redactValue(check.errors) });
       invalidSubmissions += 1;
+      misbehaviour = 'invalid_submission';
       lastError = o.redactor.redactText(`invalid diagnosis: ${check.errors.join('; ')}`).slice(0, 1000);
       if (invalidSubmissions >= 2) return finish('invalid_output');
       pending.push({ type: 'tool_result', callId: submit.id, content: repairRequest(check.errors), isError: true });
     } else if (calls.length === 0) {
       // Ending without a submission breaks the output contract: it uses the one repair round too.
-      emit({ type: 'diagnosis', valid: false, errors: ['no submission'] });
+      const text = response.content.filter((c) => c.type === 'text').map((c) => c.text).join('\n');
+      const truncated = response.stopReason === 'max_tokens';
+      emit({ type: 'diagnosis', valid: false, errors: [truncated ? 'no submission (output cut off)' : 'no submission'] });
       invalidSubmissions += 1;
-      lastError = `the model ended its turn without calling ${SUBMIT_TOOL}`;
+      misbehaviour = truncated ? 'truncated' : DECLINED.test(text.slice(0, 2000)) ? 'declined' : 'prose';
+      lastError =
+        misbehaviour === 'declined'
+          ? o.redactor.redactText(`the model declined instead of calling ${SUBMIT_TOOL}: “${oneLine(text, 160)}”`)
+          : truncated
+            ? `the model's reply was cut off at the output-token limit before it called ${SUBMIT_TOOL}`
+            : `the model ended its turn without calling ${SUBMIT_TOOL}`;
       if (invalidSubmissions >= 2) return finish('invalid_output');
-      pending.push({ type: 'text', text: MISSING_SUBMISSION });
+      pending.push({ type: 'text', text: truncated ? CUT_OFF_TEXT : MISSING_SUBMISSION });
     }
     if (finalAsked) return finish('budget_exhausted');
+    // Tool calls none of which could run, turn after turn: the corrections went back as their results.
+    if (!submit && calls.length > 0) {
+      unusableTurns = ran === 0 && unusable.size > 0 ? unusableTurns + 1 : 0;
+      if (unusableTurns >= MAX_UNUSABLE_TURNS) {
+        misbehaviour = 'unusable_tools';
+        lastError = o.redactor.redactText(`the model sent tool calls that could not run ${MAX_UNUSABLE_TURNS} turns in a row (${[...unusable].slice(0, 3).join('; ')})`);
+        return finish('invalid_output');
+      }
+    }
   }
 }
 
@@ -315,6 +412,17 @@ function deadlineSignal(outer: AbortSignal | undefined, deadline: number): { sig
       outer?.removeEventListener('abort', onAbort);
     },
   };
+}
+
+/** The model's own text as kept in the conversation: a runaway answer is cut (tool calls are kept whole). */
+function boundedText(c: ModelContent): ModelContent {
+  if (c.type !== 'text' || c.text.length <= MAX_ASSISTANT_TEXT) return c;
+  return { type: 'text', text: `${c.text.slice(0, MAX_ASSISTANT_TEXT)}… [${c.text.length - MAX_ASSISTANT_TEXT} more characters not kept]` };
+}
+
+function oneLine(s: string, max: number): string {
+  const t = s.replace(/\s+/g, ' ').trim();
+  return t.length > max ? `${t.slice(0, max - 1)}…` : t;
 }
 
 function contentChars(c: ModelContent): number {

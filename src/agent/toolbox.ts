@@ -86,6 +86,16 @@ export interface ToolOutcome {
    * status, the cite and the evidence lines, without the bulk data. Absent when `content` is already short.
    */
   digest?: string;
+  /** Set when the call never reached a tool: a name not in the catalog, or input its schema refuses. */
+  rejected?: 'unknown_tool' | 'invalid_input';
+}
+
+/** A tool name the model wrote, as far as it is repeated in results and events (a runaway name is cut). */
+const MAX_TOOL_NAME_CHARS = 100;
+
+export function shownToolName(name: string): string {
+  const oneLine = name.replace(/\s+/g, ' ');
+  return oneLine.length > MAX_TOOL_NAME_CHARS ? `${oneLine.slice(0, MAX_TOOL_NAME_CHARS)}…` : oneLine;
 }
 
 /** Evidence lines listed per result: enough to cite, not a second copy of `data`. */
@@ -132,7 +142,7 @@ export class Toolbox {
     const report = (status: ToolCallEvent['status'], citationRef?: string) =>
       this.options.onEvent?.({
         type: 'tool_call',
-        name,
+        name: redactor.redactText(shownToolName(name)),
         input: redactor.redactValue(isInvalidToolArguments(input) ? { raw: input.raw } : input),
         status,
         ...(citationRef !== undefined ? { citationRef: redactor.redactText(citationRef) } : {}),
@@ -143,16 +153,17 @@ export class Toolbox {
     const tool = this.#tools.get(name);
     if (!tool) {
       report('unknown_tool');
-      return { content: `Unknown tool "${name}". Available tools: ${this.names.join(', ')}.`, isError: true };
+      const offered = [...this.#schemas.map((t) => t.name), ...(this.#shelf.size > 0 ? [LOAD_TOOLS] : [])];
+      return { content: redactor.redactText(`Unknown tool "${shownToolName(name)}": there is no such tool. Call only these: ${offered.join(', ')}.`), isError: true, rejected: 'unknown_tool' };
     }
     if (isInvalidToolArguments(input)) {
       report('invalid_input');
-      return { content: input.error, isError: true };
+      return { content: input.error, isError: true, rejected: 'invalid_input' };
     }
     const parsed = tool.parameters.safeParse(input);
     if (!parsed.success) {
       report('invalid_input');
-      return { content: redactor.redactText(`Invalid input for ${name}: ${z.prettifyError(parsed.error)}\nCall it again with input matching its schema.`), isError: true };
+      return { content: redactor.redactText(`Invalid input for ${name}: ${z.prettifyError(parsed.error)}\nCall it again with input matching its schema.`).slice(0, 4000), isError: true, rejected: 'invalid_input' };
     }
     let result: ToolResult;
     try {
@@ -181,7 +192,8 @@ export class Toolbox {
     if (wanted.length === 0 || unknown.length > 0) {
       report('invalid_input');
       const shelf = [...this.#shelf.keys()].join(', ');
-      return { content: `${LOAD_TOOLS} takes {"names": [...]} of: ${shelf}${unknown.length ? ` (not ${unknown.map((n) => JSON.stringify(n)).join(', ')})` : ''}.`, isError: true };
+      const not = unknown.slice(0, 5).map((n) => JSON.stringify(shownToolName(n)));
+      return { content: this.options.redactor.redactText(`${LOAD_TOOLS} takes {"names": [...]} of: ${shelf}${not.length ? ` (not ${not.join(', ')}${unknown.length > 5 ? ', …' : ''})` : ''}.`), isError: true, rejected: 'invalid_input' };
     }
     for (const n of wanted) this.#loaded.add(n);
     report('success');

@@ -40,7 +40,13 @@ export interface ModelUsage {
 
 export interface ModelResponse {
   content: ModelContent[];
-  stopReason: 'end_turn' | 'tool_use' | 'max_tokens' | 'other';
+  /**
+   * `max_tokens`: the output was cut at the token limit (or the context window), possibly mid tool call.
+   * `refusal`: the model (or the provider's safety layer) declined to answer; see {@link refusal}.
+   */
+  stopReason: 'end_turn' | 'tool_use' | 'max_tokens' | 'refusal' | 'other';
+  /** What the provider said about a refusal (its category or explanation, or the model's refusal text). */
+  refusal?: string;
   usage: ModelUsage;
   model: string;
   /** Provider's response id, for traces. */

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { runAgent, type AgentEvent, type AgentResult } from '../agent/loop.js';
+import { agentNotice } from '../agent/notice.js';
 import type { BudgetLimits } from '../agent/budget.js';
 import { parseSteering, type SteeringMessage } from '../agent/steering.js';
 import { boardVerdicts } from './verdicts.js';
@@ -130,6 +131,7 @@ export async function deepenWithModel(deps: ModelStepDeps, investigationId: stri
 
   const escalate = result.escalate ?? escalationFor([...outcome.findings, ...result.findings], deps.escalationConfidence, outcome.gaps);
 
+  const redactNotice = (n: string | undefined) => (n === undefined ? undefined : redactor.redactText(n));
   await db.$transaction(async (tx) => {
     await deps.hold?.(tx);
     if (result.findings.length) await storeFindings(tx, investigationId, result.findings, redactor);
@@ -150,14 +152,8 @@ export async function deepenWithModel(deps: ModelStepDeps, investigationId: stri
       ...ctx,
       model,
       steeringSeen: [...seen],
-      notice:
-        result.status === 'model_unavailable'
-          ? `Model unavailable (${redactor.redactText(result.error ?? 'no answer').slice(0, 160)}): continuing on deterministic triage.`
-          : result.status === 'budget_exhausted'
-            ? `Model budget reached (${result.budgetExhausted ?? 'budget'}): showing what was found so far.`
-            : result.status === 'invalid_output'
-              ? 'The model’s diagnosis was invalid twice: showing deterministic triage.'
-              : ctx.notice,
+      // What went wrong with the model, or what was cut from its diagnosis (agent/notice.ts).
+      notice: redactNotice(agentNotice(result)) ?? ctx.notice,
       ...(escalate ? { escalation: { reason: redactor.redactText(escalate.reason), couldNotAccess: escalate.couldNotAccess.map((g) => redactor.redactText(g)) } } : {}),
     };
     await tx.investigation.update({ where: { id: investigationId }, data: { context: JSON.stringify(next) } });

@@ -134,9 +134,11 @@ export function fromAnthropicMessage(message: Message): ModelResponse {
     if (block.type === 'tool_use') content.push({ type: 'tool_call', id: block.id, name: block.name, input: block.input });
   }
   const u = message.usage;
+  const refusal = message.stop_reason === 'refusal' ? refusalOf(message) : undefined;
   return {
     content,
     stopReason: stopReasonOf(message.stop_reason),
+    ...(refusal ? { refusal } : {}),
     usage: {
       // `input_tokens` counts only uncached input; cache reads and writes are reported (and billed) apart.
       inputTokens: u.input_tokens,
@@ -157,8 +159,19 @@ function stopReasonOf(reason: Message['stop_reason']): ModelResponse['stopReason
     case 'tool_use':
       return 'tool_use';
     case 'max_tokens':
+    // The output filled the context window: cut off like a max_tokens stop.
+    case 'model_context_window_exceeded':
       return 'max_tokens';
+    case 'refusal':
+      return 'refusal';
     default:
       return 'other';
   }
+}
+
+/** `stop_details` of a refusal (category, explanation), when the API gave any. */
+function refusalOf(message: Message): string | undefined {
+  const d = (message as { stop_details?: { category?: string | null; explanation?: string | null } | null }).stop_details;
+  const parts = [d?.category ? `category ${d.category}` : '', d?.explanation ?? ''].filter((p) => p !== '');
+  return parts.length ? parts.join(': ') : undefined;
 }

@@ -66,9 +66,13 @@ export function fromChatCompletion(completion: ChatCompletion): ModelResponse {
   }
   const u = completion.usage;
   const cached = u?.prompt_tokens_details?.cached_tokens ?? 0;
+  // A refusal comes in its own field (structured outputs, safety), or as a content-filter stop.
+  const refusal = typeof message?.refusal === 'string' && message.refusal.trim() !== '' ? message.refusal : undefined;
+  const stopReason = refusal || choice?.finish_reason === 'content_filter' ? 'refusal' : stopReasonOf(choice?.finish_reason, content);
   return {
     content,
-    stopReason: stopReasonOf(choice?.finish_reason, content),
+    stopReason,
+    ...(stopReason === 'refusal' ? { refusal: refusal ?? 'the output was withheld by the content filter' } : {}),
     usage: {
       // `prompt_tokens` includes the cached part; report the two apart as Anthropic does.
       inputTokens: Math.max(0, (u?.prompt_tokens ?? 0) - cached),
@@ -82,6 +86,8 @@ export function fromChatCompletion(completion: ChatCompletion): ModelResponse {
 }
 
 function stopReasonOf(reason: string | null | undefined, content: ModelContent[]): ModelResponse['stopReason'] {
+  // Cut off at the token limit, possibly inside a tool call's arguments: that must not pass for a tool_use.
+  if (reason === 'length') return 'max_tokens';
   // Some OpenAI-compatible servers answer tool calls with finish_reason "stop"; the calls decide.
   if (content.some((c) => c.type === 'tool_call')) return 'tool_use';
   switch (reason) {

@@ -12,7 +12,9 @@ export interface AnthropicReply {
   toolCalls?: { id?: string; name: string; input: unknown }[];
   /** Adds a `thinking` block (with a signature the next request must send back unchanged). */
   thinking?: string;
-  stopReason?: 'end_turn' | 'tool_use' | 'max_tokens' | 'stop_sequence' | 'refusal';
+  stopReason?: 'end_turn' | 'tool_use' | 'max_tokens' | 'stop_sequence' | 'refusal' | 'model_context_window_exceeded';
+  /** `stop_details` of a refusal, as the API sends it with `stop_reason: "refusal"`. */
+  stopDetails?: { category: 'cyber' | 'bio' | 'frontier_llm' | 'reasoning_extraction' | 'general_harms' | null; explanation: string | null };
   usage?: Partial<{ input_tokens: number; output_tokens: number; cache_creation_input_tokens: number; cache_read_input_tokens: number }>;
   model?: string;
 }
@@ -102,6 +104,7 @@ function messageBody(reply: AnthropicReply, req: RecordedRequest, signatures: Ma
     content,
     stop_reason: reply.stopReason ?? (toolUses.length > 0 ? 'tool_use' : 'end_turn'),
     stop_sequence: null,
+    stop_details: reply.stopDetails ? { type: 'refusal', ...reply.stopDetails } : null,
     usage: {
       input_tokens: 10,
       output_tokens: 5,

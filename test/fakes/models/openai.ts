@@ -13,6 +13,8 @@ export interface OpenAIReply {
   /** `arguments` as an object is JSON-encoded; a string is sent verbatim (to test malformed JSON). */
   toolCalls?: { id?: string; name: string; arguments: string | Record<string, unknown> }[];
   finishReason?: 'stop' | 'tool_calls' | 'length' | 'content_filter';
+  /** The message's `refusal` (the model declined; `content` is then usually null). */
+  refusal?: string;
   usage?: { prompt_tokens?: number; completion_tokens?: number; cached_tokens?: number };
   model?: string;
 }
@@ -80,7 +82,7 @@ function completionBody(reply: OpenAIReply, req: RecordedRequest) {
         message: {
           role: 'assistant',
           content: reply.text ?? null,
-          refusal: null,
+          refusal: reply.refusal ?? null,
           ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
         },
         logprobs: null,
