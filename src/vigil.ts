@@ -5,6 +5,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { parseFlagsWebhook } from './changes/flags-webhook.js';
 import { recordChange, storedChanges } from './changes/store.js';
+import { otherAlerts } from './incidents/other-alerts.js';
 import type { Config } from './config/index.js';
 import { GitHubReverts, LaunchDarklyFlags, TargetReader, type ExternalProviders } from './actions/index.js';
 import { startAuditAnchorer } from './audit/anchor.js';
@@ -91,6 +92,7 @@ function evidenceSources(config: Config, db: Database, redactor: Redactor, clock
     github: config.github ? new GitHubReader({ token: config.github.token, baseUrl: config.github.apiUrl, logger: log }) : undefined,
     catalog: ServiceCatalog.load(config.catalogFile),
     storedChanges: (from, to) => storedChanges(db.prisma, from, to),
+    otherAlerts: (alert, from, to) => otherAlerts(db.prisma, alert, from, to, clock.now()),
     redactor,
     now: () => clock.now(),
   };

@@ -31,6 +31,7 @@ import { runTriage } from '../triage/index.js';
 import { reconcileFindings } from '../triage/reconcile.js';
 import type { Finding } from '../triage/types.js';
 import { TransientSourceError } from '../evidence/transient.js';
+import type { OtherAlert } from '../triage/concurrent-alerts.js';
 
 export interface InvestigationOutcome {
   findings: Finding[];
@@ -60,6 +61,8 @@ export interface EvidenceSources {
   catalog?: ServiceCatalog;
   /** Changes stored as they arrived (flag webhooks, Slack announcements) in a window. */
   storedChanges?: (from: Date, to: Date) => Promise<ChangeEvent[]>;
+  /** Alerts of other incidents received in a window (not those of `alert`'s own incident): look-alikes to clear. */
+  otherAlerts?: (alert: Alert, from: Date, to: Date) => Promise<OtherAlert[]>;
   redactor: Redactor;
   now?: () => Date;
   /** How far back the change timeline looks (default 7 days): delayed effects need more than an hour. */
@@ -94,6 +97,9 @@ export async function investigateDeterministically(alert: Alert, onset: Date, so
   if (!sources.prometheus) gaps.push('prometheus: not configured (set PROMETHEUS_URL)');
   if (!sources.loki) gaps.push('loki: not configured (set LOKI_URL)');
   const window = { since: new Date(onset.getTime() - (sources.changeLookbackMs ?? TIMELINE_LOOKBACK_MS)), until: new Date(Math.min(onset.getTime() + TIMELINE_AFTER_MS, now.getTime())) };
+  const othersPromise = sources.otherAlerts
+    ? sources.otherAlerts(alert, new Date(onset.getTime() - 3 * 3600_000), new Date(Math.min(onset.getTime() + TIMELINE_AFTER_MS, now.getTime()))).catch((err) => (gaps.push(describe('other alerts', err)), [] as OtherAlert[]))
+    : Promise.resolve([] as OtherAlert[]);
   const storedPromise = sources.storedChanges ? sources.storedChanges(window.since, window.until).catch((err) => (gaps.push(describe('stored changes', err)), [])) : Promise.resolve([] as ChangeEvent[]);
 
   if (!sources.kube) {
@@ -222,7 +228,7 @@ export async function investigateDeterministically(alert: Alert, onset: Date, so
   const clusterTriage = runClusterTriage(clusterInput);
   all.push(...clusterTriage.findings.map((f) => ({ ...f, family: f.family ?? f.analyzer })));
   errors.push(...clusterTriage.errors);
-  const findings = reconcileFindings(dedupeFindings(all), { topology, walk, subjects, onset, inputs, changes: clusterInput.changes });
+  const findings = reconcileFindings(dedupeFindings(all), { topology, walk, subjects, onset, inputs, changes: clusterInput.changes, otherAlerts: await othersPromise });
   const target = candidates[primaryIndex] ? (candidates[primaryIndex]!.ref as WorkloadRef) : undefined;
   return {
     findings,

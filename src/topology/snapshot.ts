@@ -19,6 +19,7 @@ import type {
   V1Ingress,
   V1Job,
   V1LimitRange,
+  V1PodDisruptionBudget,
   V1MutatingWebhookConfiguration,
   V1Namespace,
   V1NetworkPolicy,
@@ -82,6 +83,8 @@ export interface ClusterSnapshot {
   configMaps: ConfigMapSummary[];
   resourceQuotas: V1ResourceQuota[];
   limitRanges: V1LimitRange[];
+  /** PodDisruptionBudgets: what a drain may evict (a budget with 0 disruptions allowed blocks it). */
+  pdbs: V1PodDisruptionBudget[];
   validatingWebhooks: V1ValidatingWebhookConfiguration[];
   mutatingWebhooks: V1MutatingWebhookConfiguration[];
   /** RBAC objects: what the workloads' ServiceAccounts may do, and who changed it. */
@@ -146,6 +149,7 @@ export const emptySnapshot = (gaps: string[] = []): ClusterSnapshot => ({
   configMaps: [],
   resourceQuotas: [],
   limitRanges: [],
+  pdbs: [],
   validatingWebhooks: [],
   mutatingWebhooks: [],
   roles: [],
@@ -224,13 +228,15 @@ export async function readClusterSnapshot(reader: KubeReader, opts: { now?: Date
       readCustomResources(reader, list),
     ]);
   if (unavailable) throw unavailable;
-  const [roles, roleBindings, clusterRoles, clusterRoleBindings] = await Promise.all([
+  const policy = reader.makeApiClient(k8s.PolicyV1Api);
+  const [roles, roleBindings, clusterRoles, clusterRoleBindings, pdbs] = await Promise.all([
     list('list roles', 2000, () => rbac.listRoleForAllNamespaces({ limit: 2000 })),
     list('list rolebindings', 2000, () => rbac.listRoleBindingForAllNamespaces({ limit: 2000 })),
     list('list clusterroles', 2000, () => rbac.listClusterRole({ limit: 2000 })),
     list('list clusterrolebindings', 2000, () => rbac.listClusterRoleBinding({ limit: 2000 })),
+    list('list poddisruptionbudgets', 2000, () => policy.listPodDisruptionBudgetForAllNamespaces({ limit: 2000 })),
   ]);
-  Object.assign(s, { roles, roleBindings, clusterRoles, clusterRoleBindings });
+  Object.assign(s, { roles, roleBindings, clusterRoles, clusterRoleBindings, pdbs });
   Object.assign(s, { namespaces, nodes, deployments, statefulSets, daemonSets, replicaSets, pods, services, endpoints, ingresses, networkPolicies, hpas, pvcs, pvs, storageClasses, jobs, cronJobs });
   s.configMaps = (configMaps as V1ConfigMap[]).map(summariseConfigMap);
   s.resourceQuotas = quotas;

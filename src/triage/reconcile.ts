@@ -15,6 +15,7 @@ import { affectedBy, dependsOn, pathText, type Walk } from '../topology/walk.js'
 import type { TriageInput } from './analyzer.js';
 import type { RankedChange } from '../changes/types.js';
 import { clearChanges } from './clearances.js';
+import { clearConcurrentAlerts, type OtherAlert } from './concurrent-alerts.js';
 import type { Finding, HypothesisRole } from './types.js';
 
 export interface ReconcileContext {
@@ -25,6 +26,8 @@ export interface ReconcileContext {
   inputs: TriageInput[];
   /** Every change of the investigation, ranked against what the alert names: look-alikes are cleared from it. */
   changes?: RankedChange[];
+  /** Alerts of other incidents near the onset: look-alike failures, cleared once the origin is found. */
+  otherAlerts?: OtherAlert[];
 }
 
 /** Analyzers whose hypothesis blames the component's own change: ruled out, not merely demoted, when a deeper cause explains it. */
@@ -129,6 +132,7 @@ export function reconcileFindings(findings: Finding[], ctx: ReconcileContext): F
     for (const { f, i } of twins) out[i] = { ...f, status: cleared.status, confidence: Math.min(f.confidence, 0.1), reason: cleared.reason!, refuting: [...f.refuting, ...cleared.refuting] };
     if (!twins.length) out.push(cleared);
   }
+  for (const cleared of clearConcurrentAlerts(ctx.otherAlerts ?? [], originFindings, out, ctx)) if (!out.some((f) => f.key === cleared.key)) out.push(cleared);
   return out;
 }
 
@@ -228,6 +232,8 @@ function mergeAffected(f: Finding, p: Placed, t: Topology, ctx: ReconcileContext
     out.push(r);
   };
   for (const r of f.affected ?? []) add(r);
+  // The origin workload is itself affected: its pods are the ones failing (or misbehaving).
+  if (f.component && WORKLOAD_KINDS.has(f.component.kind)) add(f.component);
   // A workload the analyzer saw failing hurts its own callers and front doors (one step: their Services and callers).
   for (const r of f.affected ?? []) if (WORKLOAD_KINDS.has(r.kind) && t.has(r)) for (const x of affectedBy(r, t, { limit: 8 }).filter((x) => x.kind !== 'Job')) add(x);
   const from = f.component && t.has(f.component) ? f.component : p.producer ? refOf(p.producer) : undefined;
@@ -237,6 +243,8 @@ function mergeAffected(f: Finding, p: Placed, t: Topology, ctx: ReconcileContext
   }
   // What the alert names is affected by definition when it depends on the origin.
   for (const s of ctx.subjects) if (from && nodeId(s.ref) !== nodeId(from) && (!f.component || nodeId(s.ref) !== nodeId(f.component)) && dependsOn(t, s.ref, from)) add(s.ref);
+  // The autoscaler of an affected workload reacts to the fault (scales out, hits its ceiling): in scope too.
+  for (const r of [...out]) if (WORKLOAD_KINDS.has(r.kind)) for (const e of t.outgoing(nodeId(r))) if (e.kind === 'scaled-by') add(refOf(e.to));
   return out.slice(0, 40);
 }
 

@@ -50,7 +50,8 @@ describe('draftPostmortem from the stored demo incident', () => {
     expect(pm.summary.mitigatedAt).toBeInstanceOf(Date);
     expect(pm.summary.durationMs).toBeGreaterThanOrEqual(0);
     expect(pm.impact.scope).toContain('storefront');
-    expect(pm.impact.affected).toEqual(['Service shop/checkout', 'Deployment shop/storefront', 'Service shop/storefront']);
+    // The origin workload is affected too: its pods are the ones at 0.
+    expect(pm.impact.affected).toEqual(['Service shop/checkout', 'Deployment shop/storefront', 'Deployment shop/checkout', 'Service shop/storefront']);
     expect(pm.impact.alertCount).toBe(1);
   });
 
@@ -150,7 +151,11 @@ describe('draftPostmortem from the stored demo incident', () => {
       expect(after.timeline.some((e) => e.text.includes('check the database too'))).toBe(false);
       const md = renderPostmortemMarkdown(after);
       expect(md).toContain('Helm last changed 3 days ago with replicaCount 3 (edited)');
-      expect(md).not.toContain('check the database too');
+      // Edited behind Vigil's back: the draft says so first, quoting what the audit chain recorded.
+      expect(after.integrity?.problems.join('\n')).toMatch(/SteeringMessage .*: text is "look at payments-db connections" but the chain recorded "check the database too"/);
+      expect(after.integrity?.problems.join('\n')).toMatch(/Hypothesis .*\(H2, .*: reason is "Helm last changed 3 days ago with replicaCount 3 \(edited\)" but the chain recorded/);
+      expect(md).toContain('This record fails verification against Vigil\'s audit chain');
+      expect(md.slice(md.indexOf('## Summary'))).not.toContain('check the database too');
     } finally {
       await db.hypothesis.update({ where: { id: helm.source.id }, data: { reason: helm.reason ?? null } });
       await db.steeringMessage.update({ where: { id: steering.id }, data: { text: steering.text } });

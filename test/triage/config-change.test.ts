@@ -147,4 +147,16 @@ describe('config-change', () => {
     expect(writtenKeys({ 'f:data': { '.': {}, 'f:A': {}, 'f:B': {} }, 'f:binaryData': { 'f:C': {} } })).toEqual(['A', 'B', 'C']);
     expect(writtenKeys(undefined)).toEqual([]);
   });
+
+  it('rules out an old edit whose readers loaded it and served well before the symptoms began', () => {
+    // Edited 2 h ago, loaded by a pod started right after; the errors began 2 min before the alert.
+    const loaded = { metadata: { name: 'checkout-a' }, status: { phase: 'Running', startTime: at(-118) } };
+    const [f] = configChange.analyze(input({ kube: kube({ related: [configMap(-120)], pods: [loaded as never] }), metrics: { summaries: [errors(-2)] }, logs: newErrorLogs }));
+    expect(f).toMatchObject({ status: 'ruled_out', confidence: 0.05 });
+    expect(f!.reason).toMatch(/^checkout ran with the edited ConfigMap\/checkout-config from 10:02:00 for 2 h before the symptoms began/);
+    // Not loaded by any pod yet: its effect may still be waiting, so it is left open for the evidence to decide.
+    const [waiting] = configChange.analyze(input({ kube: kube({ related: [configMap(-120)] }), metrics: { summaries: [errors(-2)] } }));
+    expect(waiting!.status).not.toBe('ruled_out');
+  });
 });
+

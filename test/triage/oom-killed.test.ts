@@ -139,4 +139,48 @@ describe('oom-killed', () => {
     p.status!.containerStatuses![0]!.lastState = { terminated: { exitCode: 1, reason: 'Error' } };
     expect(oomKilled.analyze(input({ pods: [p] }))).toEqual([]);
   });
+
+  // The same limit in both revisions, the current one five hours old: only the memory curve can tell a leak.
+  const sameLimit = () => ({
+    workload: { metadata: { name: 'search-api', namespace: 'search', annotations: { 'deployment.kubernetes.io/revision': '6' } }, spec: { selector: {}, template: { spec: { containers: [container('512Mi', 'reg/search-api:3.3.0')] } } } } as V1Deployment,
+    replicaSets: [rs('search-api-new', 6, container('512Mi', 'reg/search-api:3.3.0'), at(-5 * 60 * MIN)), rs('search-api-old', 5, container('512Mi'), at(-9 * 24 * 60 * MIN))],
+    pods: [pod('search-api-new-a', '512Mi', { finishedAt: at(-MIN) }), pod('search-api-new-b', '512Mi', { finishedAt: at(-3 * MIN) })],
+  });
+  const workingSet = (series: { pod: string; min: number; max: number }[]): MetricSummary => ({
+    ...ratio,
+    id: 'memory_working_set',
+    title: 'Memory working set',
+    unit: 'bytes',
+    threshold: undefined,
+    series: series.map((x) => ({ metric: { pod: x.pod, container: 'search-api' }, points: 120, nonFinite: 0, from: at(-60 * MIN), to: onset, first: x.min, last: x.max, min: x.min, max: x.max, mean: (x.min + x.max) / 2, baseline: null, changePoints: [] })),
+  });
+  const MI = 2 ** 20;
+
+  it('calls containers climbing from far below an unchanged limit to it a leak of the rollout they run, even hours old', () => {
+    const [f] = oomKilled.analyze(input(sameLimit(), { summaries: [workingSet([{ pod: 'search-api-new-a', min: 120 * MI, max: 505 * MI }, { pod: 'search-api-new-b', min: 200 * MI, max: 500 * MI }])] }));
+    expect(f!.facts).toMatchObject({ memoryGrowth: 'leak', revision: 6, previousRevision: 5, changedAt: at(-5 * 60 * MIN).toISOString(), image: 'reg/search-api:3.3.0', previousImage: 'reg/search-api:3.2.1' });
+    expect(f!.mitigation).toMatchObject({ action: 'rollout_undo', params: { toRevision: 5 } });
+    expect(f!.mechanism).toMatch(/a leak introduced with revision 6/);
+  });
+
+  it('does not call it a leak when the containers start near the limit (undersized, not leaking)', () => {
+    const [f] = oomKilled.analyze(input(sameLimit(), { summaries: [workingSet([{ pod: 'search-api-new-a', min: 470 * MI, max: 510 * MI }, { pod: 'search-api-new-b', min: 480 * MI, max: 511 * MI }])] }));
+    expect(f!.facts['memoryGrowth']).toBeUndefined();
+    expect(f!.mitigation).toBeUndefined();
+  });
+
+  it('localises a limit the pod template never set to the LimitRange that defaulted it', () => {
+    const noLimit: V1Container = { name: 'search-api', image: 'reg/search-api:3.2.1', resources: { requests: { cpu: '250m' } } };
+    const workload: V1Deployment = { metadata: { name: 'search-api', namespace: 'search', annotations: { 'deployment.kubernetes.io/revision': '5' } }, spec: { selector: {}, template: { spec: { containers: [noLimit] } } } };
+    const base = input({ workload, replicaSets: [rs('search-api-old', 5, noLimit, at(-9 * 24 * 60 * MIN))], pods: [pod('search-api-new-a', '128Mi', { finishedAt: at(-MIN) })] });
+    const limitRange = { metadata: { name: 'defaults', namespace: 'search', managedFields: [{ manager: 'argocd-controller', operation: 'Apply', time: at(-2 * 24 * 60 * MIN) }] }, spec: { limits: [{ type: 'Container', _default: { memory: '128Mi' } }] } };
+    const [f] = oomKilled.analyze({ ...base, cluster: { snapshot: { limitRanges: [limitRange] } } as never });
+    expect(f!.component).toEqual({ kind: 'LimitRange', namespace: 'search', name: 'defaults' });
+    expect(f!.facts).toMatchObject({ memoryLimit: '128Mi', limitDefaultedBy: 'LimitRange/defaults', manager: 'argocd-controller' });
+    expect(f!.supporting.some((e) => e.citation.ref.includes('limitranges/defaults'))).toBe(true);
+    // A limit the template does set is the workload's own, whatever the namespace defaults.
+    const [own] = oomKilled.analyze({ ...input({}), cluster: { snapshot: { limitRanges: [{ ...limitRange, spec: { limits: [{ type: 'Container', _default: { memory: '256Mi' } }] } }] } } as never });
+    expect(own!.component).toMatchObject({ kind: 'Deployment', name: 'search-api' });
+  });
 });
+

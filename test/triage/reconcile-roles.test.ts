@@ -17,6 +17,7 @@ import type { Subject } from '../../src/topology/subjects.js';
 import { walkFrom } from '../../src/topology/walk.js';
 import { reconcileFindings, type ReconcileContext } from '../../src/triage/reconcile.js';
 import type { Finding } from '../../src/triage/types.js';
+import type { OtherAlert } from '../../src/triage/concurrent-alerts.js';
 
 const ONSET = new Date('2026-03-01T12:00:00Z');
 const at = (min: number) => new Date(ONSET.getTime() + min * 60_000);
@@ -342,5 +343,45 @@ describe('reconcileFindings: a full connection pool is explained only by what is
     const out2 = reconcileFindings([pool, slowRedis], ctx(s));
     expect(byKey(out2, pool.key)).toMatchObject({ status: 'ruled_out', role: 'victim' });
     expect(byKey(out2, slowRedis.key)).toMatchObject({ status: 'supported', role: 'origin' });
+  });
+});
+
+describe('reconcileFindings: other alerts near the onset', () => {
+  const alertOn = (labels: Record<string, string>, minutes: number): OtherAlert => ({
+    alert: { source: 'alertmanager', status: 'firing', title: `[FIRING:1] ${labels['alertname']}`, alertName: labels['alertname']!, labels, labelValues: [], annotations: {}, count: 1, text: '' },
+    firedAt: at(minutes),
+    citation: { source: 'slack', ref: `slack:C0WARN/${minutes}` },
+  });
+  const withRecs = () =>
+    shop((x) => {
+      (x.deployments as unknown as ReturnType<typeof deployment>[])[0] = deployment('shop', 'frontend', { CART_URL: 'http://cart:8080', RECS_URL: 'http://recs:8080' });
+      (x.deployments as unknown as ReturnType<typeof deployment>[]).push(deployment('shop', 'recs'), deployment('ops', 'batch'));
+      (x.services as unknown as ReturnType<typeof service>[]).push(service('shop', 'recs'));
+    });
+
+  it('raises each one it can place and clears it: off the origin\'s path, or with no path at all', () => {
+    const others = [
+      alertOn({ alertname: 'MemcachedEvictionsHigh', namespace: 'shop', pod: 'recs-7c9d8f6b5-x2x9z' }, -22),
+      alertOn({ alertname: 'JobFailed', namespace: 'ops', deployment: 'batch' }, -40),
+      alertOn({ alertname: 'CartLatencyHigh', namespace: 'shop', service: 'cart' }, -2), // a victim of redis: not a separate problem
+      alertOn({ alertname: 'DnsErrors', namespace: 'kube-system', deployment: 'coredns' }, -5), // redis depends on it: may be the cause
+      alertOn({ alertname: 'TooOld', namespace: 'shop', service: 'recs' }, -400), // outside the window
+    ];
+    const out = reconcileFindings([redisOom()], { ...ctx(withRecs()), otherAlerts: others });
+    const cleared = out.filter((f) => f.analyzer === 'alert-review');
+    expect(cleared.map((f) => [f.component!.name, f.status])).toEqual([
+      ['recs', 'ruled_out'],
+      ['batch', 'unrelated'],
+    ]);
+    expect(cleared[0]!.reason).toBe('deployment/redis (the origin) does not depend on deployment/recs; its alert is a separate problem');
+    expect(cleared[0]!.refuting[0]).toMatchObject({ summary: 'MemcachedEvictionsHigh fired at 11:38:00 (22 min before this alert)', citation: { ref: 'slack:C0WARN/-22' } });
+    expect(cleared[1]!.reason).toBe('no path from edge to deployment/batch');
+    expect(byKey(out, 'oom-killed:shop/Deployment/redis')).toMatchObject({ status: 'supported', role: 'origin' });
+  });
+
+  it('clears nothing while no origin is found: another alert may be the cause', () => {
+    const open = finding('oom-killed', ref('Deployment', 'redis'), { status: 'open', confidence: 0.4 });
+    const out = reconcileFindings([open], { ...ctx(withRecs()), otherAlerts: [alertOn({ alertname: 'X', namespace: 'ops', deployment: 'batch' }, -10)] });
+    expect(out.filter((f) => f.analyzer === 'alert-review')).toEqual([]);
   });
 });

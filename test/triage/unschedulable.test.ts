@@ -190,3 +190,27 @@ describe('unschedulable analyzer', () => {
     expect(unschedulable.analyze(input({ pods: [runningPod('checkout-a-1', 'checkout-a')] }))).toEqual([]);
   });
 });
+
+describe('unschedulable: the missing capacity is a node whose drain a PodDisruptionBudget blocks', () => {
+  const cordoned: V1Node = { metadata: { name: 'node-2' }, spec: { unschedulable: true }, status: { allocatable: { cpu: '3920m', memory: '15214836Ki' } } };
+  const ledgerPod = (name: string, nodeName: string): V1Pod => ({ metadata: { name, namespace: 'ledger', labels: { app: 'ledger' } }, spec: { nodeName, containers: [] }, status: { phase: 'Running' } });
+  const pdb = (allowed: number) => ({ metadata: { name: 'ledger', namespace: 'ledger' }, spec: { minAvailable: 3, selector: { matchLabels: { app: 'ledger' } } }, status: { disruptionsAllowed: allowed, currentHealthy: 3, expectedPods: 3 } });
+  const withCluster = (allowed: number): TriageInput => ({
+    ...input({ pods: [pendingPod('checkout-new-a', 'checkout-new', '2')], nodes: [node('node-1'), cordoned] }),
+    cluster: { snapshot: { nodes: [node('node-1'), cordoned], pods: [ledgerPod('ledger-0', 'node-2'), ledgerPod('ledger-1', 'node-1')], pdbs: [pdb(allowed)] } } as never,
+  });
+
+  it('localises the Pending pods to the budget, with the cordoned node in scope', () => {
+    const [f] = unschedulable.analyze(withCluster(0));
+    expect(f).toMatchObject({ status: 'supported', component: { kind: 'PodDisruptionBudget', namespace: 'ledger', name: 'ledger' }, facts: { reason: 'insufficient_cpu', blockedNode: 'node-2', pdb: 'ledger/ledger', disruptionsAllowed: 0 } });
+    expect(f!.affected).toEqual(expect.arrayContaining([{ kind: 'Deployment', namespace: 'shop', name: 'checkout' }, { kind: 'Node', name: 'node-2' }]));
+    expect(f!.supporting.some((e) => /node-2 is cordoned .* still runs ledger-0; PodDisruptionBudget ledger\/ledger allows 0 disruptions \(minAvailable 3/.test(e.summary))).toBe(true);
+  });
+
+  it('leaves the workload as the component when the budget allows a disruption (the drain can go on)', () => {
+    const [f] = unschedulable.analyze(withCluster(1));
+    expect(f!.component).toEqual({ kind: 'Deployment', namespace: 'shop', name: 'checkout' });
+    expect(f!.facts['blockedNode']).toBeUndefined();
+  });
+});
+

@@ -38,6 +38,9 @@ import { dependentSymptoms } from '../downstream.js';
  */
 const DELAYED_EFFECT_MS = 12 * 3600_000;
 
+/** An old edit whose readers loaded it and then served this long without symptoms is cleared by that. */
+const SERVED_FINE_MS = 30 * 60_000;
+
 /** Managers that are Kubernetes reconciling, not someone editing config. */
 const CONTROLLERS = /^(kube-controller-manager|kubelet|kube-scheduler)/;
 
@@ -184,6 +187,31 @@ export const configChange: Analyzer = {
 
       const first = timing.metricsAfter[0];
       const delay = timing.delayMs ?? 0;
+      // The pods that loaded the new values served for a long while before anything went wrong: the edit
+      // is not what broke them (something nearer the symptoms did). Loaded = the restart that applied it, else
+      // the first pod started after the edit; when no pod has loaded it yet its effect may still be waiting.
+      const startedSince = input.kube.pods
+        .map((p) => (p.status?.startTime ? new Date(p.status.startTime) : undefined))
+        .filter((d): d is Date => !!d && d.getTime() >= w.at.getTime())
+        .sort((a, b) => a.getTime() - b.getTime())[0];
+      const loadedAt = applied?.at ?? startedSince;
+      const symptomsAt = timing.delayMs !== undefined ? new Date(w.at.getTime() + timing.delayMs) : undefined;
+      if (loadedAt && symptomsAt && symptomsAt.getTime() - loadedAt.getTime() > SERVED_FINE_MS && onset - w.at.getTime() > CHANGE_WINDOW_MS) {
+        out.push({
+          key,
+          analyzer: 'config-change',
+          status: 'ruled_out',
+          confidence: 0.05,
+          title,
+          component,
+          mechanism: `${mechanism0}; ${t.name} loaded it at ${clockTime(loadedAt)} and served for ${humanDuration(symptomsAt.getTime() - loadedAt.getTime())} before the symptoms began at ${clockTime(symptomsAt)}.`,
+          reason: `${t.name} ran with the edited ${objectName} from ${clockTime(loadedAt)} for ${humanDuration(symptomsAt.getTime() - loadedAt.getTime())} before the symptoms began (${clockTime(symptomsAt)})`,
+          facts,
+          supporting: [writeEvidence],
+          refuting: [...timing.metricsAfter.slice(0, 1).map((m) => m.evidence), ...timing.logsAfter.slice(0, 1).map((l) => l.evidence)],
+        });
+        continue;
+      }
       // An edit long before the symptoms is a candidate only with nothing of its own in between.
       const aged = onset - w.at.getTime() > CHANGE_WINDOW_MS;
       // An old edit explains today's errors only when something ties them: pods that (re)started after it

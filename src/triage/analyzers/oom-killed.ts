@@ -12,7 +12,7 @@
  * An OOM kill that ended more than the change window before the onset, with the container running since,
  * is returned as `unrelated`: the lastState of a container keeps its last termination forever.
  */
-import type { V1Container, V1ManagedFieldsEntry } from '@kubernetes/client-node';
+import type { V1Container, V1LimitRange, V1ManagedFieldsEntry } from '@kubernetes/client-node';
 import { describeWriter } from '../../evidence/kubernetes/managed-fields.js';
 import { metricEvidence } from '../../evidence/prometheus/evidence.js';
 import type { Evidence } from '../../evidence/types.js';
@@ -61,7 +61,7 @@ function otherDifferences(a: V1Container | undefined, b: V1Container | undefined
 
 export const oomKilled: Analyzer = {
   name: 'oom-killed',
-  analyze({ kube, onset, metrics }: TriageInput): Finding[] {
+  analyze({ kube, onset, metrics, cluster }: TriageInput): Finding[] {
     const t = kube.target;
     if (!t || !kube.workload) return [];
     const kills = kube.pods.flatMap((pod) =>
@@ -182,11 +182,60 @@ export const oomKilled: Analyzer = {
     }
     if (ws) supporting.push(...metricEvidence(ws).slice(0, 1));
 
+    // A leak: the limit did not change, yet containers climb from well below it to the limit, over and over.
+    // What introduced it is the rollout the pods run, even hours old (a leak takes hours to fill the limit).
+    const leak = !lowered && limitBytes && current?.createdAt && previous ? leakSignature(ws, limitBytes) : undefined;
+    if (leak && current?.createdAt && previous && onset.getTime() - current.createdAt.getTime() > CHANGE_WINDOW_MS / 2) {
+      Object.assign(facts, { memoryGrowth: 'leak', changedAt: current.createdAt.toISOString(), revision: current.revision, previousRevision: previous.revision });
+      const prevImage = templateContainer(previous.replicaSet, container)?.image;
+      const curImage = curContainer?.image;
+      if (curImage && prevImage && curImage !== prevImage) Object.assign(facts, { image: curImage, previousImage: prevImage });
+      supporting.push({
+        kind: 'metric',
+        summary: `memory working set climbs from ${Math.round(leak.low / 2 ** 20)} MiB to ${Math.round(leak.high / 2 ** 20)} MiB (limit ${limit}) in ${leak.series} series, with no limit change: a leak, in revision ${current.revision} (deployed ${clockTime(current.createdAt)}, ${relativeToOnset(current.createdAt, onset)})`,
+        citation: ws!.citation,
+        observedAt: current.createdAt,
+        detail: { lowBytes: leak.low, highBytes: leak.high, limitBytes, revision: current.revision },
+      });
+      supporting.push(revisionEvidence(kube, current, onset, curImage && prevImage && curImage !== prevImage ? `image ${prevImage} → ${curImage}` : 'the rollout the leaking pods run'));
+    }
+
     const { scope, affected, evidence } = servingScope(kube, `${pods.length} of ${kube.pods.length} ${t.name} pods are OOMKilled and restarting`);
     supporting.push(...evidence.filter((e) => (e.detail?.['ready'] as number) === 0));
 
+    // The limit was not written by anyone for this workload: the namespace's LimitRange defaulted it at
+    // admission (the template has none). That object is the fault, and every pod it defaults is at risk.
+    const defaulted = limit && !memLimit(templateContainer(kube.workload, container)) ? defaultingLimitRange(cluster?.snapshot.limitRanges ?? [], t.namespace, limit) : undefined;
+    let origin: { kind: string; namespace?: string; name: string } = component;
+    if (defaulted) {
+      origin = { kind: 'LimitRange', namespace: t.namespace, name: defaulted.name };
+      Object.assign(facts, { limitDefaultedBy: `LimitRange/${defaulted.name}`, ...(defaulted.manager ? { manager: defaulted.manager } : {}), ...(defaulted.at ? { changedAt: defaulted.at.toISOString() } : {}) });
+      supporting.push({
+        kind: 'object',
+        summary: `${t.name}'s pod template sets no memory limit for ${container}; LimitRange ${defaulted.name} gives every such container a ${limit} default limit${defaulted.manager ? ` (written by \`${defaulted.manager}\`${defaulted.at ? ` at ${clockTime(defaulted.at)}, ${relativeToOnset(defaulted.at, onset)}` : ''})` : ''}`,
+        citation: objectCitation('LimitRange', t.namespace, defaulted.name, defaulted.index !== undefined ? `metadata.managedFields[${defaulted.index}]` : 'spec.limits'),
+        ...(defaulted.at ? { observedAt: defaulted.at } : {}),
+      });
+    }
+
     let mitigation: MitigationProposal | undefined;
-    if (lowered && previous && alsoChanged.length) {
+    if (defaulted) {
+      // Explicit values for this container, sized from what it used without the default (when known).
+      const peak = Math.max(0, ...before.map((s) => s.max ?? 0), ...((ws?.series ?? []).map((s) => s.max ?? 0)));
+      const request = peak > 0 ? `${Math.ceil(peak / 2 ** 20 / 64) * 64}Mi` : undefined;
+      const limitOut = peak > 0 ? `${Math.ceil((peak * 1.5) / 2 ** 20 / 128) * 128}Mi` : undefined;
+      if (limitOut) {
+        mitigation = {
+          action: 'set_resources',
+          target: component,
+          params: { container, ...(request ? { requests: { memory: request } } : {}), limits: { memory: limitOut } },
+          command: `kubectl set resources ${t.kind.toLowerCase()}/${t.name} -n ${t.namespace} -c ${container} --limits=memory=${limitOut}${request ? ` --requests=memory=${request}` : ''}`,
+          rationale: `give ${container} its own memory values instead of LimitRange ${defaulted.name}'s ${limit} default: it used up to ${Math.round(peak / 2 ** 20)} MiB`,
+        };
+      }
+    } else if (facts['memoryGrowth'] === 'leak' && previous) {
+      mitigation = undoProposal(kube, previous, `memory leaks since revision ${current!.revision}; revision ${previous.revision} ran within the same ${limit} limit`);
+    } else if (lowered && previous && alsoChanged.length) {
       mitigation = undoProposal(kube, previous, `the memory limit came down (${previousLimit} → ${limit}) with a rollout that also changed ${alsoChanged.join(', ')}; revision ${previous.revision} ran with ${previousLimit}`);
     } else if (lowered) {
       mitigation = {
@@ -201,6 +250,8 @@ export const oomKilled: Analyzer = {
     const mechanism =
       `Container ${container} of ${t.kind.toLowerCase()}/${t.name} is killed by the kernel OOM killer (OOMKilled, exit code ${exitCode}) in ${pods.length} pod${pods.length === 1 ? '' : 's'}, up to ${restartCount} restarts` +
       (limit ? `: it reaches its memory limit of ${limit}` : ': it has no memory limit, so the node ran out of memory') +
+      (defaulted ? ` (a default: the pod template sets none, so LimitRange ${t.namespace}/${defaulted.name} applied ${limit} at admission)` : '') +
+      (facts['memoryGrowth'] === 'leak' ? `; the limit did not change: memory climbs steadily to it in every run, a leak introduced with revision ${current!.revision} (${relativeToOnset(current!.createdAt!, onset)})` : '') +
       (lowered ? `, lowered from ${previousLimit}${who ? ` by \`${who}\` (field manager \`${writer!.entry.manager}\`)` : ''} in revision ${current!.revision}${current!.createdAt ? ` at ${clockTime(current!.createdAt)}, ${relativeToOnset(current!.createdAt, onset)}` : ''}` : '') +
       '.';
     return [
@@ -209,8 +260,8 @@ export const oomKilled: Analyzer = {
         analyzer: 'oom-killed',
         status: 'supported',
         confidence: lowered ? 0.95 : limit ? 0.92 : 0.9,
-        title: `${t.name} OOMKilled${limit ? ` at its ${limit} memory limit` : ''}${lowered ? ` (lowered from ${previousLimit}${who ? ` by ${who}` : ''})` : ''}`,
-        component,
+        title: `${t.name} OOMKilled${limit ? ` at its ${limit} memory limit` : ''}${lowered ? ` (lowered from ${previousLimit}${who ? ` by ${who}` : ''})` : ''}${defaulted ? ` defaulted by LimitRange ${defaulted.name}` : ''}`,
+        component: origin,
         mechanism,
         scope,
         affected,
@@ -222,3 +273,32 @@ export const oomKilled: Analyzer = {
     ];
   },
 };
+
+/**
+ * The memory curve of a leak within the window: some series rises from at most 60% of the limit to at
+ * least 85% of it (a container growing into its limit, not one that starts near it), in at least two
+ * series or one that shows the climb more than once (level shifts up). Undefined otherwise.
+ */
+function leakSignature(ws: { series: { min: number | null; max: number | null; first: number | null; changePoints: { before: number; after: number }[] }[] } | undefined, limitBytes: number): { low: number; high: number; series: number } | undefined {
+  const climbing = (ws?.series ?? []).filter((s) => s.min !== null && s.max !== null && s.first !== null && s.min <= limitBytes * 0.6 && s.max >= limitBytes * 0.85);
+  const repeated = climbing.filter((s) => s.changePoints.filter((c) => c.after > c.before).length >= 2);
+  if (climbing.length < 2 && repeated.length === 0) return undefined;
+  return { low: Math.min(...climbing.map((s) => s.min!)), high: Math.max(...climbing.map((s) => s.max!)), series: climbing.length };
+}
+
+/** The namespace's LimitRange whose Container default memory limit is `limit`, with its last writer. */
+function defaultingLimitRange(ranges: V1LimitRange[], namespace: string | undefined, limit: string): { name: string; manager?: string; at?: Date; index?: number } | undefined {
+  const want = memoryBytes(limit);
+  for (const lr of ranges) {
+    if (lr.metadata?.namespace !== namespace) continue;
+    const items = lr.spec?.limits ?? [];
+    const hit = items.some((i) => (i.type ?? 'Container') === 'Container' && memoryBytes(((i._default ?? (i as { default?: Record<string, string> }).default) as Record<string, string> | undefined)?.['memory']) === want);
+    if (!hit) continue;
+    const entries = lr.metadata?.managedFields ?? [];
+    let index: number | undefined;
+    for (let i = 0; i < entries.length; i++) if (entries[i]!.time && (index === undefined || new Date(entries[i]!.time!).getTime() >= new Date(entries[index]!.time!).getTime())) index = i;
+    const e = index !== undefined ? entries[index] : undefined;
+    return { name: lr.metadata?.name ?? '?', ...(e?.manager ? { manager: e.manager } : {}), ...(e?.time ? { at: new Date(e.time) } : {}), ...(index !== undefined ? { index } : {}) };
+  }
+  return undefined;
+}

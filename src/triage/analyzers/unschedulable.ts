@@ -30,6 +30,8 @@ import { CHANGE_WINDOW_MS } from '../analyzer.js';
 import { objectCitation } from '../citations.js';
 import { clockTime, relativeToOnset } from '../time.js';
 import type { Finding, MitigationProposal } from '../types.js';
+import { selectorMatches } from '../../topology/graph.js';
+import type { ClusterSnapshot } from '../../topology/snapshot.js';
 
 export type ScheduleReason =
   | 'insufficient_cpu'
@@ -220,7 +222,7 @@ const STORAGE_REASONS = new Set<string>(['pvc_unbound', 'pv_unavailable', 'volum
 
 export const unschedulable: Analyzer = {
   name: 'unschedulable',
-  analyze({ kube, onset, changes }: TriageInput): Finding[] {
+  analyze({ kube, onset, changes, cluster }: TriageInput): Finding[] {
     const t = kube.target;
     if (!t || !kube.workload) return [];
     const pending = kube.pods.filter((p) => isUnscheduled(p, kube.events)).sort((a, b) => (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? ''));
@@ -421,6 +423,18 @@ export const unschedulable: Analyzer = {
         ? { kind: 'StorageClass', name: facts.storageClass }
         : { kind: 'PersistentVolumeClaim', namespace: t.namespace, name: facts.pvc }
       : undefined;
+    // Capacity short because a node is cordoned and cannot be drained: a budget allowing 0 disruptions keeps
+    // its pods there, so the node neither frees up nor goes away (a node upgrade stuck on a PDB).
+    const drain = reason === 'insufficient_cpu' || reason === 'insufficient_memory' || reason === 'node_unschedulable' ? blockedDrain(cluster?.snapshot) : undefined;
+    if (drain) {
+      Object.assign(facts, { blockedNode: drain.node, pdb: `${drain.namespace}/${drain.pdb}`, disruptionsAllowed: 0 });
+      supporting.push({
+        kind: 'object',
+        summary: `node ${drain.node} is cordoned (spec.unschedulable) and still runs ${drain.pods.join(', ')}; PodDisruptionBudget ${drain.namespace}/${drain.pdb} allows 0 disruptions (${drain.detail}), so the drain cannot evict them and the node's capacity is neither usable nor replaced`,
+        citation: objectCitation('PodDisruptionBudget', drain.namespace, drain.pdb, 'status.disruptionsAllowed'),
+        detail: { node: drain.node, pods: drain.pods },
+      });
+    }
     const serving = kube.pods.filter((p) => p.status?.phase === 'Running' && (p.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True')).length;
     const desired = (kube.workload.spec as { replicas?: number } | undefined)?.replicas;
     const reasonText = primary ? `${primary.nodes === parsed?.total ? 'every node' : `${primary.nodes} of ${parsed?.total} nodes`}: ${primary.text}` : message || 'no scheduler message';
@@ -440,7 +454,7 @@ export const unschedulable: Analyzer = {
           reason === 'pvc_unbound'
             ? `${t.name} pods Pending: PVC ${facts.pvc ?? ''} unbound${storageClassMissing ? ` (StorageClass ${facts.storageClass} missing)` : ''}`
             : `${t.name} pods Pending: ${reason.replace(/_/g, ' ')}${facts.requestedCpu && reason === 'insufficient_cpu' ? ` (requests cpu ${facts.requestedCpu})` : ''}${storageRef?.kind === 'PersistentVolumeClaim' ? ` (PVC ${storageRef.name})` : ''}`,
-        component: storageRef ?? component,
+        component: drain ? { kind: 'PodDisruptionBudget', namespace: drain.namespace, name: drain.pdb } : (storageRef ?? component),
         mechanism:
           `${pending.length} pod(s) of ${t.kind.toLowerCase()}/${t.name} are Pending unscheduled${since ? ` since ${clockTime(since)} (${relativeToOnset(since, onset)})` : ''}; ` +
           `the scheduler says ${parsed ? `0 of ${parsed.total} nodes fit (${reasonText})` : `"${message}"`}` +
@@ -450,9 +464,10 @@ export const unschedulable: Analyzer = {
           '.' +
           change +
           (storageClassMissing ? ` Fix: create StorageClass \`${facts.storageClass}\` (e.g. a copy of an existing class under that name); ${t.kind === 'StatefulSet' ? 'volumeClaimTemplates are immutable, so moving to another class means recreating the StatefulSet with --cascade=orphan' : 'or point the claim at an existing class'}.` : '') +
-          (evicted.length > 0 ? ` These pods replace ${evicted.length} evicted pod(s); see the node-pressure finding.` : ''),
+          (evicted.length > 0 ? ` These pods replace ${evicted.length} evicted pod(s); see the node-pressure finding.` : '') +
+          (drain ? ` The missing capacity is node ${drain.node}: cordoned for a drain that PodDisruptionBudget ${drain.namespace}/${drain.pdb} blocks (0 disruptions allowed). Fix: let the drain proceed (scale ${drain.pods.length ? 'the protected workload up by one, or relax minAvailable/maxUnavailable' : 'the budget'}), or uncordon the node until it can be drained.` : ''),
         scope,
-        affected: storageRef ? [component, ...affected.filter((a) => !(a.kind === component.kind && a.name === component.name && a.namespace === component.namespace))] : affected,
+        affected: storageRef || drain ? [component, ...(drain ? [{ kind: 'Node', name: drain.node }] : []), ...affected.filter((a) => !(a.kind === component.kind && a.name === component.name && a.namespace === component.namespace))] : affected,
         facts,
         supporting,
         refuting,
@@ -490,4 +505,24 @@ function requestsMitigation(t: ComponentRef, current: V1ReplicaSet, previous: V1
     command: `kubectl rollout undo ${t.kind.toLowerCase()}/${t.name} -n ${t.namespace} --to-revision=${previousRevision}`,
     rationale: `return to revision ${previousRevision}, whose pods fit on the nodes`,
   };
+}
+
+/** A cordoned node still running pods that a PodDisruptionBudget with 0 allowed disruptions protects. */
+function blockedDrain(snapshot: ClusterSnapshot | undefined): { node: string; namespace: string; pdb: string; pods: string[]; detail: string } | undefined {
+  if (!snapshot?.pdbs?.length) return undefined;
+  for (const node of snapshot.nodes) {
+    if (!node.spec?.unschedulable) continue;
+    const name = node.metadata?.name ?? '?';
+    const running = snapshot.pods.filter((p) => p.spec?.nodeName === name && p.status?.phase === 'Running' && !(p.metadata?.ownerReferences ?? []).some((o) => o.kind === 'DaemonSet'));
+    for (const pdb of snapshot.pdbs) {
+      if ((pdb.status?.disruptionsAllowed ?? 1) > 0) continue;
+      const ns = pdb.metadata?.namespace;
+      const covered = running.filter((p) => p.metadata?.namespace === ns && selectorMatches(pdb.spec?.selector, p.metadata?.labels));
+      if (!covered.length) continue;
+      const rule = pdb.spec?.minAvailable !== undefined ? `minAvailable ${pdb.spec.minAvailable}` : pdb.spec?.maxUnavailable !== undefined ? `maxUnavailable ${pdb.spec.maxUnavailable}` : 'no rule';
+      const detail = `${rule}, ${pdb.status?.currentHealthy ?? '?'} healthy of ${pdb.status?.expectedPods ?? '?'} expected`;
+      return { node: name, namespace: ns ?? '?', pdb: pdb.metadata?.name ?? '?', pods: covered.map((p) => p.metadata?.name ?? '?').slice(0, 5), detail };
+    }
+  }
+  return undefined;
 }
