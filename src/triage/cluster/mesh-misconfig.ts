@@ -74,9 +74,40 @@ export const meshMisconfig: ClusterAnalyzer = {
         }
       });
     }
+    // A DestinationRule that turns TLS off towards a Service whose PeerAuthentication requires mTLS: the
+    // sidecar of the destination refuses the plain-text connection (callers see 503 with UC/URX, "upstream
+    // connect error or disconnect/reset before headers. reset reason: connection termination").
+    for (const dr of s.custom['DestinationRule'] ?? []) {
+      const ns = dr.metadata.namespace ?? '';
+      const svc = serviceOfHost(String(dr.spec?.['host'] ?? ''), ns);
+      if (!svc || !reached.has(nodeId({ kind: 'Service', namespace: svc.namespace, name: svc.name }))) continue;
+      const policy = dr.spec?.['trafficPolicy'] as { tls?: { mode?: string }; portLevelSettings?: { port?: { number?: number }; tls?: { mode?: string } }[] } | undefined;
+      const plain = policy?.tls?.mode === 'DISABLE' ? { field: 'spec.trafficPolicy.tls.mode' } : (() => {
+        const i = (policy?.portLevelSettings ?? []).findIndex((p) => p.tls?.mode === 'DISABLE');
+        return i >= 0 ? { field: `spec.trafficPolicy.portLevelSettings[${i}].tls.mode` } : undefined;
+      })();
+      if (!plain) continue;
+      const strict = strictPeerAuthentication(s.custom['PeerAuthentication'] ?? [], svc.namespace);
+      if (!strict) continue;
+      const f = finding(input, dr, plain.field, 'DISABLE', `disables TLS towards ${svc.name}, while PeerAuthentication ${strict.metadata.namespace}/${strict.metadata.name} requires STRICT mTLS there: its sidecars reset every plain-text connection`, 0.88);
+      f.supporting.push({ kind: 'object', summary: `PeerAuthentication ${strict.metadata.namespace}/${strict.metadata.name}: mtls.mode = STRICT`, citation: objectCitation('PeerAuthentication', strict.metadata.namespace ?? '', strict.metadata.name ?? '?', 'spec.mtls.mode') });
+      f.supporting.push(...logHits(input.inputs, RESET_LOG).slice(0, 2).map((h) => logEvidence(h, 'the callers\' sidecars report it')));
+      out.push(f);
+    }
     return out;
   },
 };
+
+const RESET_LOG = /upstream connect error or disconnect\/reset before headers|reset reason: connection termination|\bU(C|RX)\b/i;
+
+/** The PeerAuthentication that makes `namespace` STRICT: the namespace's own (without selector), else the mesh-wide one in istio-system. */
+function strictPeerAuthentication(list: CustomObject[], namespace: string): CustomObject | undefined {
+  const mode = (p: CustomObject) => (p.spec?.['mtls'] as { mode?: string } | undefined)?.mode;
+  const own = list.find((p) => p.metadata.namespace === namespace && !p.spec?.['selector']);
+  if (own) return mode(own) === 'STRICT' ? own : undefined;
+  const mesh = list.find((p) => p.metadata.namespace === 'istio-system' && !p.spec?.['selector']);
+  return mesh && mode(mesh) === 'STRICT' ? mesh : undefined;
+}
 
 function finding(input: ClusterTriageInput, o: CustomObject, field: string, value: string, what: string, confidence: number): Finding {
   const ns = o.metadata.namespace ?? '';
