@@ -18,6 +18,7 @@ import type { V1Container, V1LabelSelector, V1Pod, V1PodTemplateSpec } from '@ku
 import type { ComponentRef } from '../evidence/types.js';
 import { serviceOfHost, settingHostRefs, hostRefs, type HostRef } from './references.js';
 import type { ClusterSnapshot, CustomObject } from './snapshot.js';
+import { configMapFlags } from '../evidence/kubernetes/related.js';
 
 export type EdgeKind =
   | 'routes' // Ingress/VirtualService → Service
@@ -35,7 +36,8 @@ export type EdgeKind =
   | 'disrupted-by' // workload → chaos experiment
   | 'owns' // CronJob → Job (the CronJob depends on its Jobs succeeding)
   | 'consumes' // workload → topic/queue
-  | 'hosted-by'; // topic/queue → broker workload
+  | 'hosted-by' // topic/queue → broker workload
+  | 'served-by'; // Ingress → the ingress controller of its class (its config applies to every Ingress it serves)
 
 export interface Edge {
   from: string;
@@ -213,6 +215,7 @@ export function buildTopology(snapshot: ClusterSnapshot, opts: { catalogDeps?: {
         if (e.configMapRef?.name) t.link(ref, { kind: 'ConfigMap', namespace: ns, name: e.configMapRef.name }, 'reads', 'envFrom');
         if (e.secretRef?.name) t.link(ref, { kind: 'Secret', namespace: ns, name: e.secretRef.name }, 'reads', 'envFrom');
       }
+      for (const a of configMapFlags(c)) t.link(ref, { kind: 'ConfigMap', namespace: ns, name: a.name }, 'reads', `arg ${a.flag}`);
     }
     for (const v of template?.spec?.volumes ?? []) {
       if (v.configMap?.name) t.link(ref, { kind: 'ConfigMap', namespace: ns, name: v.configMap.name }, 'reads', `volume ${v.name}`);
@@ -260,6 +263,8 @@ export function buildTopology(snapshot: ClusterSnapshot, opts: { catalogDeps?: {
       }
     }
     for (const tls of ing.spec?.tls ?? []) if (tls.secretName) t.link(ref, { kind: 'Secret', namespace: ns, name: tls.secretName }, 'serves-tls', `tls ${(tls.hosts ?? []).join(',')}`);
+    const cls = ing.spec?.ingressClassName ?? ing.metadata?.annotations?.['kubernetes.io/ingress.class'];
+    for (const c of ingressControllers(snapshot, cls)) t.link(ref, c, 'served-by', `ingress class ${cls ?? '(default)'}`);
   }
   for (const c of snapshot.custom['Certificate'] ?? []) {
     const ns = c.metadata.namespace;
@@ -431,4 +436,22 @@ function chaosTargets(o: CustomObject, workloads: ComponentRef[], labelsOf: (r: 
     if (k && v) labels = { [k]: v };
   }
   return workloads.filter((w) => namespaces.includes(w.namespace ?? '') && (labels ? matches(labels, labelsOf(w)) : !!sel?.pods?.[w.namespace ?? '']?.some((p) => p.startsWith(w.name))));
+}
+
+/**
+ * The controllers that serve an Ingress of class `cls`: workloads whose flags claim it (`--ingress-class=nginx`,
+ * traefik's `--providers.kubernetesingress.ingressclass=…`), else, for the nginx class or no class, the
+ * ingress-nginx controller (its `/nginx-ingress-controller` entry point) when the cluster runs exactly one.
+ */
+export function ingressControllers(snapshot: ClusterSnapshot, cls: string | undefined): ComponentRef[] {
+  const workloads = [...snapshot.deployments.map((d) => ({ w: d, kind: 'Deployment' })), ...snapshot.daemonSets.map((d) => ({ w: d, kind: 'DaemonSet' }))];
+  const flags = (w: (typeof workloads)[number]['w']) => (w.spec?.template?.spec?.containers ?? []).flatMap((c) => [...(c.command ?? []), ...(c.args ?? [])]);
+  const ref = (x: (typeof workloads)[number]): ComponentRef => ({ kind: x.kind, namespace: x.w.metadata?.namespace ?? '', name: x.w.metadata?.name ?? '?' });
+  if (cls) {
+    const claimed = workloads.filter((x) => flags(x.w).some((a) => a === `--ingress-class=${cls}` || a === `--providers.kubernetesingress.ingressclass=${cls}`));
+    if (claimed.length) return claimed.map(ref);
+  }
+  if (cls && cls !== 'nginx') return [];
+  const nginx = workloads.filter((x) => flags(x.w).some((a) => a.endsWith('/nginx-ingress-controller')));
+  return nginx.length === 1 ? nginx.map(ref) : [];
 }

@@ -165,7 +165,7 @@ describe('oom-killed', () => {
 
   it('does not call it a leak when the containers start near the limit (undersized, not leaking)', () => {
     const [f] = oomKilled.analyze(input(sameLimit(), { summaries: [workingSet([{ pod: 'search-api-new-a', min: 470 * MI, max: 510 * MI }, { pod: 'search-api-new-b', min: 480 * MI, max: 511 * MI }])] }));
-    expect(f!.facts['memoryGrowth']).toBeUndefined();
+    expect(f!.facts?.['memoryGrowth']).toBeUndefined();
     expect(f!.mitigation).toBeUndefined();
   });
 

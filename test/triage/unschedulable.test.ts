@@ -210,7 +210,7 @@ describe('unschedulable: the missing capacity is a node whose drain a PodDisrupt
   it('leaves the workload as the component when the budget allows a disruption (the drain can go on)', () => {
     const [f] = unschedulable.analyze(withCluster(1));
     expect(f!.component).toEqual({ kind: 'Deployment', namespace: 'shop', name: 'checkout' });
-    expect(f!.facts['blockedNode']).toBeUndefined();
+    expect(f!.facts?.['blockedNode']).toBeUndefined();
   });
 });
 

@@ -34,6 +34,7 @@ export function configRefs(spec: V1PodSpec | undefined): { kind: 'ConfigMap' | '
       add('ConfigMap', e.configMapRef?.name, 'envFrom');
       add('Secret', e.secretRef?.name, 'envFrom');
     }
+    for (const a of configMapFlags(c)) add('ConfigMap', a.name, `arg ${a.flag}`);
   }
   for (const v of spec?.volumes ?? []) {
     add('ConfigMap', v.configMap?.name, `volume ${v.name}`);
@@ -44,6 +45,19 @@ export function configRefs(spec: V1PodSpec | undefined): { kind: 'ConfigMap' | '
     }
   }
   return [...refs.values()];
+}
+
+/**
+ * ConfigMaps a controller reads through the API, named by a flag (`--configmap=$(POD_NAMESPACE)/ingress-nginx-controller`,
+ * `--tcp-services-configmap=…`): only those in the pod's own namespace (`$(POD_NAMESPACE)/name` or a bare name).
+ */
+export function configMapFlags(c: { args?: string[]; command?: string[] }): { flag: string; name: string }[] {
+  const out: { flag: string; name: string }[] = [];
+  for (const a of [...(c.command ?? []), ...(c.args ?? [])]) {
+    const m = /^--([a-z-]*configmap)=(?:\$\(POD_NAMESPACE\)\/)?([a-z0-9][a-z0-9.-]*)$/.exec(a.trim());
+    if (m) out.push({ flag: `--${m[1]}`, name: m[2]! });
+  }
+  return out;
 }
 
 function keysOf(data: Record<string, unknown> | undefined, more?: Record<string, unknown>): string[] {
