@@ -110,19 +110,28 @@ export class ApprovalService {
   async proposeLeading(incidentId: string, opts: { requestedBy?: Requester } = {}): Promise<ProposeResult> {
     // The board may have moved since the last card (a re-run, a responder): what no longer stands goes first.
     await this.withdrawUnbacked(incidentId);
-    const h = await this.deps.db.hypothesis.findFirst({
+    const candidates = await this.deps.db.hypothesis.findMany({
       where: { investigation: { incidentId }, status: 'supported', mitigation: { not: null } },
       orderBy: [{ investigation: { startedAt: 'desc' } }, { confidence: 'desc' }, { ordinal: 'asc' }],
+      take: 10,
     });
-    if (!h?.mitigation) return { kind: 'nothing_to_propose', reason: 'no supported hypothesis with a mitigation' };
-    return this.propose(incidentId, {
-      key: h.key,
-      status: 'supported',
-      ...(h.steeredBy ? { confirmedBy: h.steeredBy } : {}),
-      ...(h.componentKind && h.componentName ? { component: { kind: h.componentKind, name: h.componentName, ...(h.componentNs ? { namespace: h.componentNs } : {}) } } : {}),
-      ...(h.facts ? { facts: JSON.parse(h.facts) as Record<string, string | number | boolean> } : {}),
-      mitigation: JSON.parse(h.mitigation) as MitigationProposal,
-    }, opts.requestedBy ? { requestedBy: opts.requestedBy } : {});
+    if (!candidates.length) return { kind: 'nothing_to_propose', reason: 'no supported hypothesis with a mitigation' };
+    // The leading fix first. A model-written fix the planner or policy refuses gets no card at all (a card
+    // must only ever show what was accepted): it is dropped with an audit record, and the next supported
+    // fix (often the deterministic one) is proposed instead.
+    let last: ProposeResult = { kind: 'nothing_to_propose', reason: 'no supported hypothesis with a mitigation' };
+    for (const h of candidates) {
+      last = await this.propose(incidentId, {
+        key: h.key,
+        status: 'supported',
+        ...(h.steeredBy ? { confirmedBy: h.steeredBy } : {}),
+        ...(h.componentKind && h.componentName ? { component: { kind: h.componentKind, name: h.componentName, ...(h.componentNs ? { namespace: h.componentNs } : {}) } } : {}),
+        ...(h.facts ? { facts: JSON.parse(h.facts) as Record<string, string | number | boolean> } : {}),
+        mitigation: JSON.parse(h.mitigation!) as MitigationProposal,
+      }, { ...(opts.requestedBy ? { requestedBy: opts.requestedBy } : {}), dropIfRefused: isModelKey(h.key) });
+      if (!(last.kind === 'nothing_to_propose' && last.dropped)) return last;
+    }
+    return last;
   }
 
   /**
@@ -132,7 +141,7 @@ export class ApprovalService {
    * target, whichever hypothesis asks: the model restating a cause under a new name reuses the live card.
    * A change whose cause a responder ruled out is not proposed again under another hypothesis's name.
    */
-  async propose(incidentId: string, source: ProposalSource, opts: { requestedBy?: Requester; parentId?: string } = {}): Promise<ProposeResult> {
+  async propose(incidentId: string, source: ProposalSource, opts: { requestedBy?: Requester; parentId?: string; dropIfRefused?: boolean } = {}): Promise<ProposeResult> {
     const { db, policy, clock, redactor } = this.deps;
     const m = source.mitigation;
     if (!m) return { kind: 'nothing_to_propose', reason: 'the finding has no mitigation' };
@@ -191,6 +200,10 @@ export class ApprovalService {
       }
     }
 
+    if (refusedBecause && opts.dropIfRefused) {
+      await recordAudit(db, { incidentId, actor: 'vigil', kind: 'approval.model_fix_dropped', data: { hypothesisKey: source.key, action: m.action, target: change, reason: redactor.redactText(refusedBecause) }, at: now });
+      return { kind: 'nothing_to_propose', reason: `the model's fix was refused: ${redactor.redactText(refusedBecause)}`, dropped: true };
+    }
     const status: ApprovalStatus = refusedBecause ? 'refused' : 'pending';
     let id: string;
     try {

@@ -75,7 +75,7 @@ export type ProposeResult =
   | { kind: 'refused'; requestId: string; reason: string }
   /** Already proposed (this hypothesis, or a live card for the same action and target): nothing new posted. */
   | { kind: 'existing'; requestId: string; status: ApprovalStatus }
-  | { kind: 'nothing_to_propose'; reason: string };
+  | { kind: 'nothing_to_propose'; reason: string; /** A model-written fix the planner or policy refused: no card, the next fix is tried. */ dropped?: true };
 
 export type ClickResult =
   /** The same delivery (Slack retry) was already handled. */

@@ -211,3 +211,56 @@ describe('a refusal (OpenAI)', () => {
     await expectDeterministicTriageStands(world);
   });
 });
+
+describe('a model fix the policy refuses for a reason the model step cannot see (Anthropic)', () => {
+  let world: World;
+  let cite = 'inference';
+  const submission = (req: RecordedRequest) => {
+    cite = anthropicToolResults(req.body).find((r) => r.json?.cite.includes('deployments/checkout'))?.json?.cite ?? cite;
+    return {
+      toolCalls: [
+        {
+          name: 'submit_diagnosis',
+          input: {
+            summary: 'checkout should go back to its previous image.',
+            hypotheses: [
+              {
+                confidence: 0.99,
+                facts: {},
+                scope: 'checkout',
+                affected: [],
+                mechanism: 'the model says so',
+                title: 'checkout runs a bad build',
+                status: 'supported',
+                component: { kind: 'Deployment', namespace: 'shop', name: 'checkout' },
+                category: 'bad-image',
+                evidence: [{ stance: 'supports', summary: 'checkout has no replicas', citation: cite }],
+                // An image that ran in shop before: the model step's screen lets it through; the example
+                // policy forbids set_image in production (rule no-image-or-resource-edits).
+                mitigation: { action: 'set_image', target: { kind: 'Deployment', namespace: 'shop', name: 'checkout' }, params: { container: 'checkout', image: 'registry.example.com/shop/checkout:1.14.1' }, command: 'kubectl set image deployment/checkout checkout=registry.example.com/shop/checkout:1.14.1 -n shop', rationale: 'previous build' },
+              },
+            ],
+          },
+        },
+      ],
+    };
+  };
+  beforeAll(async () => {
+    world = await startWorld({ scenarioDir: DEMO_SCENARIO, policyFile: POLICY, model: { name: 'refused model fix e2e', script: [describeCheckout(), submission] } });
+    await world.postAlert();
+    await world.settle();
+  });
+  afterAll(async () => {
+    await world?.close();
+  });
+
+  it('gets no card, refusal or not: it is dropped with an audit record and the deterministic fix is proposed instead', async () => {
+    const db = world.vigil!.db.prisma;
+    const model = await db.hypothesis.findFirstOrThrow({ where: { analyzer: 'model' } });
+    expect(model.status).toBe('supported');
+    const dropped = await db.auditEvent.findMany({ where: { kind: 'approval.model_fix_dropped' } });
+    expect(dropped).toHaveLength(1);
+    expect(dropped[0]!.data).toMatch(/set_image/);
+    await expectDeterministicTriageStands(world);
+  });
+});
