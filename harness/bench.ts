@@ -17,7 +17,9 @@
  * Options: --json FILE, --storm-seconds N (default 60), --storm-posts N (default 1000), --samples N (default 30),
  * --only model-input | throughput (just that measurement).
  */
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { parse as parseYaml, stringify as toYaml } from 'yaml';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -404,6 +406,8 @@ function catalogInvestigation(onset: Date, problems: string[]): ScriptStep<Anthr
 
 interface Investigation {
   dir: string;
+  /** Namespaces of other teams added around the scenario (see withBystanders). */
+  bystanders?: number;
   /** What kind of world it is, for the output. */
   world: string;
   script: (onset: Date, problems: string[]) => ScriptStep<AnthropicReply>[];
@@ -412,7 +416,38 @@ interface Investigation {
 const INVESTIGATIONS: Investigation[] = [
   { dir: MODEL_SCENARIO, world: 'small fixture', script: cartInvestigation },
   { dir: REALISTIC_SCENARIO, world: 'realistically sized blind world', script: catalogInvestigation },
+  { dir: REALISTIC_SCENARIO, world: 'the same incident in a production-sized cluster (+120 bystander namespaces)', script: catalogInvestigation, bystanders: 120 },
 ];
+
+/**
+ * A production cluster around the same incident: `n` namespaces of other teams, each with a Deployment,
+ * its ReplicaSet, 4 Running pods, a Service, a ConfigMap and a recurring old warning, as a cluster of a few
+ * hundred workloads has. Vigil reads the whole cluster (lists), so raw evidence grows with it; what the model
+ * is sent must not.
+ */
+function withBystanders(dir: string, n: number): string {
+  const doc = parseYaml(readFileSync(join(dir, 'scenario.yaml'), 'utf8')) as { id: string; kubernetes: { objects: unknown[] } };
+  const objects = doc.kubernetes.objects;
+  for (let i = 0; i < n; i++) {
+    const ns = `team-${String(i).padStart(3, '0')}`;
+    const app = `svc-${i}`;
+    const labels = { app };
+    const container = { name: app, image: `registry.example.com/${ns}/${app}:1.${i % 9}.${i % 7}`, ports: [{ name: 'http', containerPort: 8080 }], resources: { requests: { cpu: '100m', memory: '128Mi' }, limits: { memory: '256Mi' } } };
+    objects.push({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, creationTimestamp: '@-200d' } });
+    objects.push({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: app, namespace: ns, creationTimestamp: '@-200d', annotations: { 'deployment.kubernetes.io/revision': '3' }, labels }, spec: { replicas: 4, selector: { matchLabels: labels }, template: { metadata: { labels }, spec: { containers: [container] } } }, status: { replicas: 4, readyReplicas: 4, availableReplicas: 4, updatedReplicas: 4 } });
+    objects.push({ apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: `${app}-7d9f8b6c5`, namespace: ns, creationTimestamp: '@-9d', labels: { ...labels, 'pod-template-hash': '7d9f8b6c5' }, annotations: { 'deployment.kubernetes.io/revision': '3' }, ownerReferences: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: app, uid: `uid-${ns}`, controller: true }] }, spec: { replicas: 4, selector: { matchLabels: { ...labels, 'pod-template-hash': '7d9f8b6c5' } }, template: { metadata: { labels: { ...labels, 'pod-template-hash': '7d9f8b6c5' } }, spec: { containers: [container] } } }, status: { replicas: 4, readyReplicas: 4 } });
+    for (let k = 0; k < 4; k++) {
+      objects.push({ apiVersion: 'v1', kind: 'Pod', metadata: { name: `${app}-7d9f8b6c5-${'abcd'[k]}x${i}q`, namespace: ns, creationTimestamp: '@-9d', labels: { ...labels, 'pod-template-hash': '7d9f8b6c5' }, ownerReferences: [{ apiVersion: 'apps/v1', kind: 'ReplicaSet', name: `${app}-7d9f8b6c5`, uid: `uid-rs-${ns}`, controller: true }] }, spec: { nodeName: `node-${(i + k) % 12}`, containers: [container] }, status: { phase: 'Running', startTime: '@-9d', conditions: [{ type: 'Ready', status: 'True' }], containerStatuses: [{ name: app, ready: true, restartCount: 0, image: container.image, imageID: '', state: { running: { startedAt: '@-9d' } } }] } });
+    }
+    objects.push({ apiVersion: 'v1', kind: 'Service', metadata: { name: app, namespace: ns, creationTimestamp: '@-200d' }, spec: { selector: labels, ports: [{ name: 'http', port: 80, targetPort: 'http' }] } });
+    objects.push({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `${app}-config`, namespace: ns, creationTimestamp: '@-200d' }, data: { LOG_LEVEL: 'info', UPSTREAM_URL: `http://svc-${(i + 1) % n}.team-${String((i + 1) % n).padStart(3, '0')}.svc:80` } });
+    objects.push({ apiVersion: 'v1', kind: 'Event', metadata: { name: `${app}.probe`, namespace: ns }, type: 'Warning', reason: 'Unhealthy', message: 'Readiness probe failed: HTTP probe failed with statuscode: 503', involvedObject: { kind: 'Pod', namespace: ns, name: `${app}-7d9f8b6c5-ax${i}q` }, count: 40 + i, firstTimestamp: '@-3d', lastTimestamp: '@-40m' });
+  }
+  const parent = mkdtempSync(join(tmpdir(), 'vigil-bench-'));
+  mkdirSync(join(parent, doc.id));
+  writeFileSync(join(parent, doc.id, 'scenario.yaml'), toYaml(doc));
+  return join(parent, doc.id);
+}
 
 /** Raw evidence by source; Kubernetes split into objects, events and pod logs. */
 function rawBySource(responses: MeteredResponse[]) {
@@ -438,7 +473,8 @@ async function measureInvestigation(inv: Investigation) {
     marks.push(responses.length);
     return typeof step === 'function' ? (step as (r: ModelRequest) => AnthropicReply)(req) : (step as AnthropicReply);
   });
-  const world = await startWorld({ scenarioDir: inv.dir, onset, logger: quietLogger(), meter: true, model: { script, name: `bench ${inv.dir}` } });
+  const scenarioDir = inv.bystanders ? withBystanders(inv.dir, inv.bystanders) : inv.dir;
+  const world = await startWorld({ scenarioDir, onset, logger: quietLogger(), meter: true, model: { script, name: `bench ${inv.dir}` } });
   try {
     if (world.skipped.length) return { scenario: world.scenario.id, skipped: world.skipped.join('; ') } as const;
     responses = world.meter!.responses;

@@ -110,8 +110,16 @@ export type DiagnosedHypothesis = Diagnosis['hypotheses'][number];
 export const submitDiagnosisTool: ModelTool = {
   name: SUBMIT_TOOL,
   description: 'Submit the final diagnosis and end the investigation: once, when done or when told the budget is spent.',
-  inputSchema: toolInputSchema(diagnosisSchema),
+  // Lengths and counts are not advertised: clipSubmission cuts a submission to them (with a note) before
+  // it is validated, so the ~80 tokens they cost on every model call buy nothing.
+  inputSchema: withoutBounds(toolInputSchema(diagnosisSchema)) as Record<string, unknown>,
 };
+
+function withoutBounds(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(withoutBounds);
+  if (!node || typeof node !== 'object') return node;
+  return Object.fromEntries(Object.entries(node as Record<string, unknown>).filter(([k]) => k !== 'maxLength' && k !== 'maxItems').map(([k, v]) => [k, withoutBounds(v)]));
+}
 
 export interface Uncited {
   index: number;
