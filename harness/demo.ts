@@ -3,7 +3,9 @@
  * Web API server, a local Kubernetes API server serving the scenario, SQLite in a temp folder; the
  * alert is posted the way Alertmanager posts it and the thread is printed as it unfolds. With `--steps`,
  * what people then do in the thread (replies, clicks, /sre commands) is played from a YAML file
- * (harness/steps.ts), and `--json` writes what came of it.
+ * (harness/steps.ts), and `--json` writes what came of it. `--doctor` runs `vigil doctor` against the same
+ * world instead, with the settings the demo's Vigil uses: the fake API server enforces deploy/'s RBAC, so
+ * the report proves the reader cannot write and shows what the executor may do where.
  */
 import { writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -12,6 +14,7 @@ import { parseArgs } from 'node:util';
 import { createProvider } from '../src/agent/providers/index.js';
 import { modelSettings } from '../src/config/index.js';
 import { renderBlocksAsText } from '../src/slack/blocks/text.js';
+import { runDoctor } from '../src/cli/doctor.js';
 import { ALERT_CHANNEL, startWorld } from '../test/support/world.js';
 import { loadStepsFile, playDeploymentController, playSteps, Recorder, StepsFileError, type Step } from './steps.js';
 
@@ -32,6 +35,9 @@ const USAGE = `Usage: npm run demo [-- options]
   --json <out.json>       write what happened: { writes: [{ verb, resource, namespace, name, identity, … }],
                           posts: [{ text, … }], refusals: [{ user, text, … }], ephemerals, steps }
   --postmortem            end the incident (Alertmanager's RESOLVED post) and print the postmortem draft
+  --doctor                instead of playing the incident, run \`vigil doctor\` against the demo world (its fake
+                          API server enforces deploy/'s RBAC) with the demo's settings, print the report
+                          and exit with doctor's code (0 all good, 1 the reader can write or misses a read)
   -h, --help              this text`;
 
 function usageError(message: string): never {
@@ -50,6 +56,7 @@ function parse() {
       as: { type: 'string', default: 'U0VIGILSRE' },
       steps: { type: 'string' },
       json: { type: 'string' },
+      doctor: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
   });
@@ -68,6 +75,7 @@ if (values.help) {
 const here = (p: string) => resolve(process.env['INIT_CWD'] ?? process.cwd(), p);
 if (values.click && values.click !== 'approve' && values.click !== 'reject') usageError(`--click expects approve or reject, got "${values.click}"`);
 if (values.click && values.steps) usageError('--click and --steps do not go together: put the click in the steps file ({ as: U0VIGILSRE, click: approve })');
+if (values.doctor && (values.click || values.steps || values.json || values.postmortem)) usageError('--doctor checks the world\'s RBAC and plays nothing: it does not go with --click, --steps, --json or --postmortem');
 let steps: Step[] = [];
 if (values.steps) {
   try {
@@ -82,6 +90,31 @@ if (values.steps) {
 const started = Date.now();
 const stamp = () => `+${((Date.now() - started) / 1000).toFixed(2)}s`.padStart(7);
 const indent = (text: string, pad: string) => text.split('\n').map((l) => pad + l).join('\n');
+
+/** `--doctor`: the demo world without the incident, and `vigil doctor` with the env the demo's Vigil gets. */
+async function doctor(): Promise<void> {
+  const world = await startWorld({
+    scenarioDir: values.scenario!,
+    noise: !values['no-noise'],
+    policyFile: join(root, 'deploy', 'policy.example.yaml'),
+    startApp: false,
+    ...(process.env['VIGIL_EXECUTOR_MODE'] ? { env: { VIGIL_EXECUTOR_MODE: process.env['VIGIL_EXECUTOR_MODE'] } } : {}),
+  });
+  let code: number;
+  try {
+    console.log(`Vigil demo · vigil doctor against the offline world of ${world.scenario.id} (fake Kubernetes API ${world.kube.url}, deploy/ RBAC)`);
+    const bound = Object.entries(world.rbac?.executorNamespaces ?? {}).map(([ns, role]) => `${ns} (${role})`);
+    console.log(`  executor bound in    ${bound.join(', ') || 'no namespace'}; reached by ${world.rbac?.mode ?? 'impersonate'}`);
+    console.log(`  reader reads Secrets in ${world.rbac?.readerSecretNamespaces.join(', ') || 'no namespace'}`);
+    console.log('');
+    // Token mode: the reader may not impersonate the executor (nor create SubjectAccessReviews), so doctor checks it with a minted token, as Vigil reaches it.
+    const executorArgs = world.rbac?.mode === 'token' ? ['--executor', 'token'] : [];
+    code = await runDoctor(['doctor', ...executorArgs], world.env, (line) => console.log(line));
+  } finally {
+    await world.close();
+  }
+  process.exit(code);
+}
 
 async function main(): Promise<void> {
   // The example write policy: production scale-ups need one approval from the on-call group (S0SREONCALL,
@@ -199,7 +232,7 @@ async function postmortem(world: Awaited<ReturnType<typeof startWorld>>, threadT
   void threadTs;
 }
 
-main().catch((err: unknown) => {
+(values.doctor ? doctor() : main()).catch((err: unknown) => {
   console.error(`demo failed: ${err instanceof Error ? err.stack : String(err)}`);
   process.exit(1);
 });

@@ -20,7 +20,7 @@ import { LineCounter, parseDocument, isSeq } from 'yaml';
 import { z } from 'zod';
 import { renderBlocksAsText } from '../src/slack/blocks/text.js';
 import { blockActionsPayload } from '../test/fakes/slack/index.js';
-import { ALERT_CHANNEL, type World } from '../test/support/world.js';
+import { ALERT_CHANNEL, CONTROLLER_TOKEN, type World } from '../test/support/world.js';
 
 // ---- the steps file ------------------------------------------------------------------------------------
 
@@ -279,7 +279,7 @@ async function until<T>(probe: () => Promise<T | undefined> | T | undefined, wha
  */
 export function playDeploymentController(world: World): void {
   const { kube } = world;
-  const apps = kube.kubeConfigFor('controller').makeApiClient(AppsV1Api);
+  const apps = kube.kubeConfigFor(CONTROLLER_TOKEN).makeApiClient(AppsV1Api);
   type Deployment = { kind?: string; metadata?: { name?: string; namespace?: string; annotations?: Record<string, string> }; spec?: { replicas?: number }; status?: { readyReplicas?: number } };
   const behind = (): Deployment | undefined =>
     (kube.objects() as Deployment[]).find(

@@ -26,6 +26,7 @@ import { checkWriters, hasWriters, prepareWriters, type WriterSetup } from './do
 import { loadKubeConfig } from '../evidence/kubernetes/client.js';
 import { loadPolicy, type Policy } from '../policy/index.js';
 import { environmentOf, globMatches, writeBan } from '../policy/match.js';
+import { CUSTOM_RESOURCES } from '../topology/snapshot.js';
 
 /** One RBAC question: may this identity `verb` this resource (in a namespace, on a name)? */
 export interface Access {
@@ -123,8 +124,16 @@ export function policyNamespaces(policy: Policy): { names: string[]; globs: stri
   return { names: unique.filter((n) => !/[*?]/.test(n)), globs: unique.filter((n) => /[*?]/.test(n)) };
 }
 
-/** What the evidence tools read (src/evidence/kubernetes). Cluster-wide: the tools list across namespaces. */
-export const READER_READS: { access: Access; optional?: string }[] = [
+const SECRETS_TOO_BROAD = "reads Secrets beyond the apps' namespaces (Vigil's own tokens are Secrets in its namespace): bind vigil-reader-secrets with a RoleBinding per application namespace instead (deploy/reader-rbac.yaml)";
+
+/**
+ * What the evidence tools and every investigation's cluster snapshot read (src/evidence/kubernetes,
+ * src/topology/snapshot.ts). Cluster-wide: they list across namespaces. `optional`: what is missing
+ * without it. `perNamespace`: meant to be granted per namespace (deploy/ binds Secrets with
+ * RoleBindings), so also checked in the policy's namespaces, and `tooBroad` is said when it is granted
+ * cluster-wide or in Vigil's own namespace.
+ */
+export const READER_READS: { access: Access; optional?: string; perNamespace?: boolean; tooBroad?: string }[] = [
   { access: acc('list', '', 'pods') },
   { access: acc('get', '', 'pods', 'log') },
   { access: acc('list', '', 'events') },
@@ -148,10 +157,16 @@ export const READER_READS: { access: Access; optional?: string }[] = [
   { access: acc('list', 'networking.k8s.io', 'networkpolicies') },
   { access: acc('list', 'networking.k8s.io', 'ingresses') },
   { access: acc('list', 'discovery.k8s.io', 'endpointslices') },
-  // Optional by design (deploy/reader-rbac.yaml lets you narrow or drop Secrets): without them only
-  // the Helm history and TLS-certificate tools report a gap.
-  { access: acc('list', '', 'secrets'), optional: 'Helm release history and TLS certificate checks will report a gap' },
-  { access: acc('get', '', 'secrets'), optional: 'referenced Secrets (keys only) will report a gap' },
+  // The snapshot lists these on every investigation: a refused list sends every incident to a human.
+  { access: acc('list', 'admissionregistration.k8s.io', 'validatingwebhookconfigurations') },
+  { access: acc('list', 'admissionregistration.k8s.io', 'mutatingwebhookconfigurations') },
+  ...['roles', 'rolebindings', 'clusterroles', 'clusterrolebindings'].map((r) => ({ access: acc('list', 'rbac.authorization.k8s.io', r) })),
+  // Custom resources: read only where the cluster serves the group.
+  ...CUSTOM_RESOURCES.map((r) => ({ access: acc('list', r.group, r.plural), optional: `where the cluster serves ${r.group}, its ${r.kind} objects will report a gap` })),
+  // Optional and per namespace by design (deploy/reader-rbac.yaml binds them with RoleBindings, never
+  // cluster-wide): where they are not granted only the Helm history and TLS-certificate tools report a gap.
+  { access: acc('list', '', 'secrets'), optional: 'Helm release history and TLS certificate checks will report a gap', perNamespace: true, tooBroad: SECRETS_TOO_BROAD },
+  { access: acc('get', '', 'secrets'), optional: 'referenced Secrets (keys only) will report a gap', perNamespace: true, tooBroad: SECRETS_TOO_BROAD },
 ];
 
 /** Writes that must be refused to the reader everywhere (a representative set, plus escalation paths). */
@@ -409,17 +424,22 @@ async function checkReader(probe: Probe, scopes: string[], extraReadScopes: stri
     );
   }
 
-  const reads = await allowedWhere(probe, READER_READS.map(({ access }) => ({ access, scopes: [undefined, ...extraReadScopes] })));
+  const readScopes = [undefined, ...extraReadScopes];
+  // Per-namespace reads (deploy/ binds Secrets with RoleBindings) are also asked in the policy's namespaces and Vigil's own.
+  const perNamespaceScopes = [...new Set([...readScopes, ...scopes])];
+  const reads = await allowedWhere(probe, READER_READS.map(({ access, perNamespace }) => ({ access, scopes: perNamespace ? perNamespaceScopes : readScopes })));
   out.lines.push('', `Reader can read what investigations need (cluster-wide${extraReadScopes.length ? ` and in ${extraReadScopes.join(', ')}` : ''}):`);
-  for (const { access, optional } of READER_READS) {
+  for (const { access, optional, perNamespace, tooBroad } of READER_READS) {
     const where = reads.get(keyOf(access))!;
-    const missing = [undefined, ...extraReadScopes].map((ns) => ns ?? CLUSTER).filter((s) => !where.includes(s));
+    const missing = readScopes.map((ns) => ns ?? CLUSTER).filter((s) => !where.includes(s));
     if (!missing.length) out.lines.push(`  ✓ ${describeAccess(access)}`);
+    else if (perNamespace && where.length) out.lines.push(`  ✓ ${describeAccess(access)} ${where.map(at).join(', ')} (per namespace; elsewhere ${optional})`);
     else if (optional) out.lines.push(`  ⚠ cannot ${describeAccess(access)} ${missing.map(at).join(', ')}: ${optional}`);
     else {
       out.missingRead = true;
       out.lines.push(`  ✗ cannot ${describeAccess(access)} ${missing.map(at).join(', ')}`);
     }
+    if (tooBroad && (where.includes(CLUSTER) || where.includes(SA.namespace))) out.lines.push(`  ⚠ ${describeAccess(access)} ${where.includes(CLUSTER) ? CLUSTER : `in ${SA.namespace}`}: ${tooBroad}`);
   }
 }
 

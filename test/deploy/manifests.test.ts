@@ -138,13 +138,22 @@ describe('the reader ServiceAccount `vigil`', () => {
     const reads = rules.filter(({ rule }) => !rule.verbs.includes('impersonate'));
     for (const { rule } of reads) for (const v of rule.verbs) expect(['get', 'list', 'watch']).toContain(v);
     const secrets = reads.filter(({ rule }) => rule.resources.includes('secrets'));
-    expect(secrets.map(({ role }) => role)).toEqual(['vigil-reader-secrets']);
-    expect(secrets[0]!.rule.verbs).toEqual(['get', 'list']);
+    expect([...new Set(secrets.map(({ role }) => role))]).toEqual(['vigil-reader-secrets']);
+    for (const { rule } of secrets) expect(rule.verbs).toEqual(['get', 'list']);
   });
 
-  it('is granted, cluster-wide, every read `vigil doctor` requires', () => {
+  it('reads Secrets only per namespace, in the namespaces the policy lets Vigil act in; never cluster-wide, in vigil or kube-system', () => {
+    const secrets = rules.filter(({ rule }) => rule.resources.includes('secrets') || rule.resources.includes('*'));
+    expect(secrets.filter(({ namespace }) => namespace === undefined)).toEqual([]);
+    const where = secrets.map(({ namespace }) => namespace!).sort();
+    expect(where).toEqual(policyNamespaces(policy).names.filter((ns) => executorNeeds(policy, ns).length > 0).sort());
+    for (const ns of ['vigil', 'kube-system']) expect(where).not.toContain(ns);
+  });
+
+  it('is granted, cluster-wide, every read `vigil doctor` requires (and the per-namespace ones where Secrets are bound)', () => {
     const granted = new Set(rules.filter(({ namespace }) => namespace === undefined).flatMap(({ rule }) => expand(rule).map(key)));
-    for (const { access } of READER_READS) expect(granted.has(key(access)), key(access)).toBe(true);
+    const inShop = new Set(rules.filter(({ namespace }) => namespace === 'shop').flatMap(({ rule }) => expand(rule).map(key)));
+    for (const { access, perNamespace } of READER_READS) expect((perNamespace ? inShop : granted).has(key(access)), key(access)).toBe(true);
   });
 
   it('reaches the executor by impersonation (default) or, in the alternative, by TokenRequest for that SA only', () => {

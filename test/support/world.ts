@@ -2,6 +2,18 @@
  * The offline world: fake Slack, fake Kubernetes serving a scenario, a temp SQLite database, and Vigil
  * itself started in-process with its real Bolt HTTP receiver and real SDK clients. Used by the
  * end-to-end tests and by `npm run demo`.
+ *
+ * The fake Kubernetes API server enforces deploy/'s RBAC (test/fakes/kubernetes/deploy-rbac.ts): Vigil's
+ * kubeconfig holds the token of the bot's ServiceAccount `vigil` (the reader, bound by
+ * deploy/reader-rbac.yaml, plus deploy/executor-access.yaml — or executor-token.yaml with
+ * VIGIL_EXECUTOR_MODE=token), and it writes only as `vigil-executor` (deploy/executor-rbac.yaml). Like an
+ * operator whose namespaces are not deploy/'s examples, the world binds deploy/'s executor template
+ * ClusterRole (RoleBindings, the narrowest template that covers the policy) in each namespace where the
+ * world's write policy allows a Kubernetes write, and `vigil-reader-secrets` in each of the scenario's
+ * namespaces except kube-system and vigil (Helm history and certificate checks where the apps are;
+ * never a cluster-wide Secret read). The cluster's own components have their own tokens: CONTROLLER_TOKEN
+ * (a test playing the deployment controller) and ADMIN_TOKEN (an operator's kubectl), both full access.
+ * `kubeAdmin: true` turns RBAC off (every token an admin, the fake's raw mode).
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -27,12 +39,22 @@ import { startFakeLaunchDarkly, type FakeFlag, type FakeLaunchDarkly } from '../
 import { buildSeries, prometheusSkipReason, startPrometheus, type RunningPrometheus } from './prometheus.js';
 import { startMeter, type Meter, type MeteredResponse } from './meter.js';
 import { stringify as toYaml } from 'yaml';
+import { FULL_ACCESS } from '../fakes/kubernetes/rbac.js';
+import { clusterRbac, EXECUTOR_USER, pickTemplate, deployManifests, READER_USER, type ExecutorMode } from '../fakes/kubernetes/deploy-rbac.js';
+import { executorNeeds } from '../../src/cli/doctor.js';
+import { loadPolicy, type Policy } from '../../src/policy/index.js';
 
 export type { AnthropicReply } from '../fakes/models/anthropic.js';
 export type { RecordedRequest as ModelRequest, ScriptStep } from '../fakes/models/script.js';
 
 export const ALERT_CHANNEL = 'C0ALERTS';
+/** The bot's ServiceAccount token (Vigil's kubeconfig): the reader, `system:serviceaccount:vigil:vigil`. */
 export const READER_TOKEN = 'vigil-reader-token';
+export { READER_USER, EXECUTOR_USER };
+/** The cluster's own controllers (a test playing the deployment controller): full access, as kube-controller-manager has. */
+export const CONTROLLER_TOKEN = 'controller';
+/** A cluster admin (an operator's kubectl), for tests that change the world as a person would. */
+export const ADMIN_TOKEN = 'kubernetes-admin';
 /** The fake GitHub's reader token (GITHUB_TOKEN) and, with `githubWriter`, the writer's (GITHUB_WRITE_TOKEN). */
 export const GITHUB_READER_TOKEN = 'ghp-fake-reader';
 export const GITHUB_WRITER = { token: 'ghp-fake-writer', login: 'vigil-bot' };
@@ -59,6 +81,13 @@ export interface WorldOptions {
   startApp?: boolean;
   /** A write policy file (VIGIL_POLICY_FILE); without one Vigil is read-only and posts no approval cards. */
   policyFile?: string;
+  /**
+   * Run the fake Kubernetes API server without RBAC: every token is a full admin (the fake's raw mode).
+   * Only for tests that need raw access to the fake; everything else runs under deploy/'s RBAC.
+   */
+  kubeAdmin?: boolean;
+  /** More RBAC objects for the fake's authoriser (e.g. a deliberately over-broad ClusterRoleBinding). */
+  rbac?: object[];
   /** Spans go here (an in-memory exporter in tests). */
   spanExporter?: SpanExporter;
   /** The model provider Vigil uses (e.g. pointed at a fake model server); default: none. */
@@ -116,6 +145,8 @@ export interface World {
   tmp: string;
   /** A kubeconfig file pointing at the fake API server with the reader token. */
   kubeconfigPath: string;
+  /** The RBAC the fake enforces (absent with `kubeAdmin`): where the world bound the executor and the Secret reads. */
+  rbac?: WorldRbac;
   /** Start Vigil (in-process) if it was not started, e.g. after a simulated crash. */
   start(): Promise<Vigil>;
   /** Post the scenario's alert to the alert channel as the alerting tool would; Slack delivers it as an event. */
@@ -140,7 +171,20 @@ export async function startWorld(o: WorldOptions): Promise<World> {
     usergroups: { S0SREONCALL: ['U0VIGILSRE'], ...o.usergroups },
     channels: [{ id: ALERT_CHANNEL, name: 'alerts' }, ...extraChannels.map(({ id, name }) => ({ id, name }))] as never,
   });
-  const kube = await startFakeKube({ objects: scenario.objects, logs: scenario.logs });
+  const rbac = o.kubeAdmin ? undefined : worldRbac(scenario, o);
+  const kube = await startFakeKube({
+    objects: [...scenario.objects, ...(rbac?.serviceAccounts ?? deployManifests().filter((d) => (d as { kind?: string }).kind === 'ServiceAccount'))],
+    logs: scenario.logs,
+    ...(rbac
+      ? {
+          rbac: { objects: [...rbac.objects, ...(o.rbac ?? [])], tokens: { [READER_TOKEN]: READER_USER } },
+          identities: {
+            [CONTROLLER_TOKEN]: { user: 'system:kube-controller-manager', rules: FULL_ACCESS },
+            [ADMIN_TOKEN]: { user: 'kubernetes-admin', groups: ['system:masters'], rules: FULL_ACCESS },
+          },
+        }
+      : {}),
+  });
   const metered: MeteredResponse[] = [];
   const meters: Meter[] = [];
   const via = async (source: string, url: string) => {
@@ -250,7 +294,8 @@ export async function startWorld(o: WorldOptions): Promise<World> {
     SLACK_SIGNING_SECRET: signingSecret,
     SLACK_API_URL: slack.apiUrl,
     PORT: '0',
-    VIGIL_ALERT_CHANNELS: ALERT_CHANNEL,
+    // An earlier alert may come from another alert channel the team has (warnings, a platform channel): Vigil watches those too.
+    VIGIL_ALERT_CHANNELS: [ALERT_CHANNEL, ...extraChannels.filter((c) => c.purpose === 'alerts').map((c) => c.id)].join(','),
     DATABASE_URL: o.databaseUrl ?? `file:${join(tmp, 'vigil.db')}`,
     KUBECONFIG: kubeconfigPath,
     VIGIL_FLAGS_WEBHOOK_TOKEN: flagsToken,
@@ -291,6 +336,7 @@ export async function startWorld(o: WorldOptions): Promise<World> {
     env,
     tmp,
     kubeconfigPath,
+    ...(rbac ? { rbac } : {}),
     async start() {
       if (world.vigil) return world.vigil;
       const vigil = await startVigil(config, log, {
@@ -360,6 +406,60 @@ export async function startWorld(o: WorldOptions): Promise<World> {
   };
   if (o.startApp !== false) await world.start();
   return world;
+}
+
+export interface WorldRbac {
+  mode: ExecutorMode;
+  /** Namespace → the executor template ClusterRole bound there (deploy/'s own bindings and the generated ones). */
+  executorNamespaces: Record<string, string>;
+  /** Namespaces where the reader may read Secrets (vigil-reader-secrets RoleBindings). */
+  readerSecretNamespaces: string[];
+  /** What the fake's authoriser holds (without the `rbac` option's extras). */
+  objects: object[];
+  serviceAccounts: object[];
+}
+
+/** Namespaces where the reader is never given Secrets: the cluster's own, and Vigil's (its credentials are Secrets there). */
+const SYSTEM_NAMESPACES = new Set(['kube-system', 'kube-public', 'kube-node-lease', 'vigil']);
+
+/** deploy/'s RBAC, bound in this scenario's namespaces as an operator would (see the module comment). */
+function worldRbac(scenario: Scenario, o: WorldOptions): WorldRbac {
+  const mode: ExecutorMode = o.env?.['VIGIL_EXECUTOR_MODE'] === 'token' ? 'token' : 'impersonate';
+  const namespaces = new Set<string>();
+  for (const obj of scenario.objects as { kind?: string; metadata?: { name?: string; namespace?: string } }[]) {
+    if (obj.metadata?.namespace) namespaces.add(obj.metadata.namespace);
+    if (obj.kind === 'Namespace' && obj.metadata?.name) namespaces.add(obj.metadata.name);
+  }
+  const policyFile = o.policyFile ?? o.env?.['VIGIL_POLICY_FILE'];
+  let policy: Policy | undefined;
+  try {
+    policy = policyFile ? loadPolicy(policyFile) : undefined;
+  } catch {
+    policy = undefined; // an invalid policy stops Vigil itself, with its own message
+  }
+  const docs = deployManifests(mode);
+  const executorNamespaces: Record<string, string> = {};
+  if (policy) {
+    // The cluster's namespaces (a RoleBinding needs its namespace to exist), judged by the policy as doctor
+    // judges them: the operator binds the executor wherever the policy lets Vigil act, and nowhere else.
+    for (const ns of [...namespaces].sort()) {
+      const needs = executorNeeds(policy, ns);
+      if (!needs.length) continue;
+      const template = pickTemplate(docs, needs.map((a) => ({ verb: a.verb, group: a.group, resource: a.subresource ? `${a.resource}/${a.subresource}` : a.resource })));
+      if (template) executorNamespaces[ns] = template;
+    }
+  }
+  const readerSecretNamespaces = [...namespaces].filter((ns) => !SYSTEM_NAMESPACES.has(ns)).sort();
+  const built = clusterRbac({ mode, executorNamespaces, readerSecretNamespaces });
+  const bound: Record<string, string> = {};
+  const secrets = new Set<string>();
+  for (const b of built.rbac as { kind?: string; metadata?: { namespace?: string }; roleRef?: { kind?: string; name?: string }; subjects?: { kind?: string; name?: string; namespace?: string }[] }[]) {
+    if (b.kind !== 'RoleBinding' || !b.metadata?.namespace) continue;
+    const to = b.subjects?.find((s) => s.kind === 'ServiceAccount' && s.namespace === 'vigil')?.name;
+    if (to === 'vigil-executor' && b.roleRef?.kind === 'ClusterRole') bound[b.metadata.namespace] = b.roleRef.name!;
+    if (to === 'vigil' && b.roleRef?.name === 'vigil-reader-secrets') secrets.add(b.metadata.namespace);
+  }
+  return { mode, executorNamespaces: bound, readerSecretNamespaces: [...secrets].sort(), objects: built.rbac, serviceAccounts: built.serviceAccounts };
 }
 
 const OFF = new Set(['off', 'false', 'disabled', '0']);

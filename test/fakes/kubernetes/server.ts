@@ -2,19 +2,24 @@
  * A fake Kubernetes API server on loopback, spoken to by the real `@kubernetes/client-node`.
  *
  * It serves a world of plain JSON objects over the real REST paths (lists, selectors, pagination,
- * pod logs, discovery), authenticates bearer tokens, authorises every request with RBAC-like rules
- * (honouring `Impersonate-*` headers), accepts writes (patch, replace, create, delete, the `scale`
- * subresource, `dryRun=All`, `fieldManager` → managedFields), issues TokenRequest tokens, answers
- * SelfSubjectAccessReviews, and keeps an audit log of what was asked and by whom.
+ * pod logs, discovery), authenticates bearer tokens, authorises every request with RBAC rules —
+ * hand-written per token, or resolved from real Role/ClusterRole/RoleBinding/ClusterRoleBinding
+ * manifests (`rbac`, rbac-manifests.ts) — honouring `Impersonate-*` headers (each one authorised as
+ * kube-apiserver does), accepts writes (patch, replace, create, delete, the `scale` subresource,
+ * `dryRun=All`, `fieldManager` → managedFields), issues TokenRequest tokens, answers
+ * SelfSubjectAccessReviews, SelfSubjectRulesReviews and SubjectAccessReviews from the same rules, and
+ * keeps an audit log of what was asked and by whom. With neither `identities` nor `rbac`, every token is
+ * a full admin (the fake's raw mode).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
-import { issueToken, reviewAccess, type TokenRequestInput } from './auth-endpoints.js';
+import { issueToken, reviewAccess, reviewRules, reviewSubjectAccess, type TokenRequestInput } from './auth-endpoints.js';
 import { listObjects, watchEvents } from './lists.js';
 import { readPodLog, type WorldLogs } from './logs.js';
 import { APPLY_PATCH } from './patch.js';
-import { IdentityBook, isAllowed, type Identity } from './rbac.js';
+import { IdentityBook, impersonationAttributes, isAllowed, parseServiceAccountUser, userInfoOf, type Identity, type UserInfo } from './rbac.js';
+import { RbacRules } from './rbac-manifests.js';
 import { ResourceRegistry, splitApiVersion } from './resources.js';
 import { parseRoute, verbOf, type Route } from './routes.js';
 import {
@@ -30,7 +35,8 @@ import {
 import { ObjectStore, type KubeObject } from './store.js';
 import { create, patch, readScale, remove, replace, type WriteContext } from './writes.js';
 
-export type { Identity, PolicyRule } from './rbac.js';
+export type { Identity, PolicyRule, UserInfo } from './rbac.js';
+export { RbacRules } from './rbac-manifests.js';
 export type { WorldLogs, ContainerLogs } from './logs.js';
 export type { KubeObject } from './store.js';
 
@@ -39,8 +45,15 @@ export interface FakeKubeOptions {
   objects: object[];
   /** Container logs keyed `<namespace>/<pod>/<container>`; lines may carry an RFC 3339 prefix. */
   logs?: WorldLogs;
-  /** Bearer token → identity. Absent: every token is a full-access admin. */
+  /** Bearer token → hand-written identity. With neither this nor `rbac`: every token is a full-access admin. */
   identities?: Record<string, Identity>;
+  /**
+   * RBAC objects the authoriser enforces (Role, ClusterRole, RoleBinding, ClusterRoleBinding; other kinds
+   * are ignored, so whole manifest files may be passed), and the bearer tokens of the users they bind:
+   * a string is a user name (`system:serviceaccount:<ns>:<name>` gets that ServiceAccount's groups), or
+   * give the groups. The objects are the authoriser's, not served as API objects.
+   */
+  rbac?: { objects: object[]; tokens?: Record<string, string | UserInfo> };
   /** Delay before every response. */
   latencyMs?: number;
   /** The cluster's clock (token expiry, `sinceSeconds`, managedFields times). */
@@ -94,6 +107,10 @@ export interface FakeKube {
   getObject(apiVersion: string, kind: string, namespace: string | undefined, name: string): KubeObject | undefined;
   objects(): KubeObject[];
   addIdentity(token: string, identity: Identity, expiresAt?: Date): void;
+  /** A bearer token for a user the RBAC objects bind (a name, or with groups), e.g. `system:serviceaccount:vigil:vigil`. */
+  addUserToken(token: string, user: string | UserInfo, expiresAt?: Date): void;
+  /** The RBAC objects the authoriser enforces (with the `rbac` option); `add` more at any time (e.g. an over-broad binding). */
+  rbac?: RbacRules;
   close(): Promise<void>;
 }
 
@@ -117,7 +134,10 @@ export async function startFakeKube(options: FakeKubeOptions): Promise<FakeKube>
   for (const obj of options.objects) store.seed(obj as KubeObject);
   store.linkOwners();
   const logs: WorldLogs = { ...(options.logs ?? {}) };
-  const book = new IdentityBook(options.identities);
+  const rbac = options.rbac ? new RbacRules(options.rbac.objects) : undefined;
+  const book = new IdentityBook(options.identities, rbac);
+  const asUser = (u: string | UserInfo): UserInfo => (typeof u === 'string' ? userInfoOf(u) : userInfoOf(u.user, u.groups));
+  for (const [token, user] of Object.entries(options.rbac?.tokens ?? {})) book.addUser(token, asUser(user));
   const now = options.now ?? (() => new Date());
   let latencyMs = options.latencyMs ?? 0;
   const failures: { regex: RegExp; status: number; left: number; retryAfterSeconds?: number }[] = [];
@@ -149,11 +169,16 @@ export async function startFakeKube(options: FakeKubeOptions): Promise<FakeKube>
         throw badRequest('requested impersonation of groups or extras without impersonating a user');
       return { actor: caller, extra };
     }
-    if (!book.mayImpersonate(caller, user))
-      throw forbidden({ user: caller.user, verb: 'impersonate', resource: user.startsWith('system:serviceaccount:') ? 'serviceaccounts' : 'users', group: '', name: user });
-    const base = book.byUser(user);
-    const groups = groupHeader === undefined ? base.groups : (Array.isArray(groupHeader) ? groupHeader : [groupHeader]);
-    return { actor: { ...base, ...(groups ? { groups } : {}) }, impersonatedBy: caller.user, extra };
+    // kube-apiserver authorises every header on its own: the user, each group, each extra value.
+    const denied = (attrs: ReturnType<typeof impersonationAttributes>) => forbidden({ user: caller.user, ...attrs });
+    if (!book.mayImpersonate(caller, user)) throw denied(impersonationAttributes('user', user));
+    const groups = groupHeader === undefined ? undefined : (Array.isArray(groupHeader) ? groupHeader : [groupHeader]).flatMap((g) => g.split(',').map((x) => x.trim()));
+    for (const g of groups ?? []) if (!book.mayImpersonateAlso(caller, 'group', g)) throw denied(impersonationAttributes('group', g));
+    for (const [key, values] of Object.entries(extra))
+      for (const v of values) if (!book.mayImpersonateAlso(caller, { extra: key }, v)) throw denied(impersonationAttributes({ extra: key }, v));
+    // Without Impersonate-Group a ServiceAccount keeps its groups (the API server adds them); every user is system:authenticated.
+    const actor = groups === undefined && !parseServiceAccountUser(user) ? book.byUser(user) : book.resolve(userInfoOf(user, groups));
+    return { actor, impersonatedBy: caller.user, extra };
   }
 
   function authorize(ctx: Context, route: Extract<Route, { kind: 'resource' }>): void {
@@ -181,7 +206,10 @@ export async function startFakeKube(options: FakeKubeOptions): Promise<FakeKube>
     // Every authenticated user may review its own access (the system:basic-user role).
     if (route.type.plural === 'selfsubjectaccessreviews' && method === 'POST')
       return { status: 201, json: reviewAccess(ctx.actor, parseBody(ctx)) };
+    if (route.type.plural === 'selfsubjectrulesreviews' && method === 'POST')
+      return { status: 201, json: reviewRules(ctx.actor, parseBody(ctx)) };
     authorize(ctx, route);
+    if (route.type.plural === 'subjectaccessreviews' && method === 'POST') return { status: 201, json: reviewSubjectAccess(book, parseBody(ctx)) };
     if (route.subresource === 'token' && route.type.plural === 'serviceaccounts' && method === 'POST') {
       if (!store.get(route.type, route.namespace, route.name!)) throw notFound('serviceaccounts', '', route.name!);
       const body = parseBody<TokenRequestInput['body']>(ctx);
@@ -361,6 +389,10 @@ export async function startFakeKube(options: FakeKubeOptions): Promise<FakeKube>
     addIdentity(token, identity, expiresAt) {
       book.add(token, identity, expiresAt?.getTime());
     },
+    addUserToken(token, user, expiresAt) {
+      book.addUser(token, asUser(user), expiresAt?.getTime());
+    },
+    ...(rbac ? { rbac } : {}),
     close: () =>
       new Promise<void>((resolve, reject) => {
         server.closeAllConnections();
