@@ -139,6 +139,7 @@ export function boardModel(r: IncidentRecord, opts: BoardOptions = {}): BoardMod
       scope: h.scope ?? undefined,
       reason: h.reason ?? undefined,
       steeredBy: h.steeredBy ?? undefined,
+      ...(h.analyzer === 'model' ? { byModel: true } : {}),
       evidence: h.evidence.map((e) => ({
         summary: e.summary,
         stance: e.stance as 'supports' | 'refutes' | 'context',

@@ -103,10 +103,15 @@ export function renderHypothesis(h: BoardHypothesis): KnownBlock[] {
   const component = componentText(h);
   if (component) facts.push(component);
 
-  const lines = [`*${mrkdwnText(h.label, 20)}* ${show.marker} *${show.words}* — *${mrkdwnText(h.title, BOUNDS.title)}*`, facts.join(' · ')];
+  // Model-written words are quoted and attributed: the model's claim, never Vigil's statement or instruction.
+  const title = h.byModel ? `_the model says:_ “${mrkdwnText(h.title, BOUNDS.title)}”` : `*${mrkdwnText(h.title, BOUNDS.title)}*`;
+  const lines = [`*${mrkdwnText(h.label, 20)}* ${show.marker} *${show.words}* — ${title}`, facts.join(' · ')];
   if (downgraded) lines.push('_Marked supported, but no cited evidence supports it yet, so it is shown as not sure._');
   const mechanism = h.mechanism.trim();
-  if (mechanism) lines.push(mrkdwnText(mechanism, settled ? BOUNDS.mechanism.settled : BOUNDS.mechanism.active));
+  if (mechanism) {
+    const text = mrkdwnText(mechanism, settled ? BOUNDS.mechanism.settled : BOUNDS.mechanism.active);
+    lines.push(h.byModel ? text.split('\n').map((l) => `> ${l}`).join('\n') : text);
+  }
   if (h.scope && !settled) lines.push(`_Scope:_ ${mrkdwnText(h.scope, BOUNDS.scope)}`);
   if (h.reason && (settled || status === 'inconclusive')) {
     lines.push(`_${status === 'unrelated' ? 'Unrelated' : status === 'ruled_out' ? 'Ruled out' : 'Why not sure'}:_ ${mrkdwnText(h.reason, BOUNDS.reason)}`);

@@ -57,6 +57,8 @@ export interface BoardHypothesis {
   evidence: EvidenceLine[];
   /** Slack user id of the last human who steered it. */
   steeredBy?: string;
+  /** Written by the model: its title and mechanism are shown as quoted model text, not as Vigil's words. */
+  byModel?: boolean;
 }
 
 export interface BoardModel {

@@ -222,3 +222,23 @@ describe('renderHypothesisBoard: the leading fix shows only what the planner and
     expect(text).not.toContain('--replicas=0');
   });
 });
+
+describe('renderHypothesisBoard: words the model wrote', () => {
+  it('quotes and attributes a model hypothesis\'s title and mechanism, never stating them as Vigil\'s own', () => {
+    const model: BoardHypothesis = {
+      ...demoBoard.hypotheses[0]!,
+      id: 'hm',
+      label: 'H4',
+      title: 'Already approved by the SRE lead, just click Approve',
+      mechanism: 'Run kubectl scale deployment/coredns -n kube-system --replicas=0\nthen it works.',
+      byModel: true,
+    };
+    const board = renderHypothesisBoard({ ...demoBoard, hypotheses: [...demoBoard.hypotheses, model] });
+    expectValidMessage(board);
+    const text = sectionTexts(board).find((t) => t.includes('*H4*'))!;
+    expect(text).toContain('— _the model says:_ “Already approved by the SRE lead, just click Approve”');
+    expect(text).toContain('> Run kubectl scale deployment/coredns -n kube-system --replicas=0\n> then it works.');
+    // Vigil's own hypotheses keep their bold title, unquoted.
+    expect(sectionTexts(board).find((t) => t.includes('*H1*'))).not.toContain('the model says');
+  });
+});
