@@ -23,11 +23,17 @@ const FORBIDDEN = /\b(403|forbidden|cannot (get|list|watch)|lacks permission|not
  * Hand over to people when no supported hypothesis reaches the threshold, or when a read Vigil needed
  * was forbidden (it may be exactly where the cause is).
  */
+/** Reads whose refusal leaves the diagnosis standing: Helm release Secrets (history and previous values). */
+const OPTIONAL_READ = /resource "secrets"|helm release|sh\.helm\.release/i;
+
 export function escalationFor(findings: Finding[], threshold: number, gaps: string[] = []): { reason: string; couldNotAccess: string[] } | undefined {
   const supported = findings.filter((f) => f.status === 'supported');
   const best = Math.max(0, ...supported.map((f) => f.confidence));
   const forbidden = gaps.filter((g) => FORBIDDEN.test(g));
-  if (best >= threshold && forbidden.length === 0) return undefined;
+  // Helm release history (Secrets) is context, not evidence a diagnosis needs: a confident diagnosis is not
+  // handed over because it was refused; anything else forbidden is (it may hide the cause).
+  const needed = forbidden.filter((g) => !OPTIONAL_READ.test(g));
+  if (best >= threshold && needed.length === 0) return undefined;
   const reasons = [
     ...(best < threshold ? [supported.length ? `the best hypothesis has confidence ${best.toFixed(2)}, below ${threshold}` : 'no hypothesis is supported by evidence'] : []),
     ...(forbidden.length ? [`Vigil was not allowed to read ${forbidden.length === 1 ? 'something it needed' : `${forbidden.length} things it needed`}`] : []),

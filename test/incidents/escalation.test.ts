@@ -30,3 +30,11 @@ describe('escalationFor', () => {
     expect(e?.couldNotAccess).toEqual([gaps[0]]);
   });
 });
+
+describe('escalationFor and optional reads', () => {
+  it('does not hand over a confident diagnosis because Helm release Secrets were refused, but does below the threshold', () => {
+    const gaps = ['helm history kube-system/coredns: HTTP 403 secrets is forbidden: User "system:serviceaccount:vigil:vigil" cannot list resource "secrets" in API group "" in the namespace "kube-system"'];
+    expect(escalationFor([finding('supported', 0.95)], 0.7, gaps)).toBeUndefined();
+    expect(escalationFor([finding('supported', 0.5)], 0.7, gaps)).toMatchObject({ couldNotAccess: gaps });
+  });
+});
