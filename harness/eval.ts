@@ -117,8 +117,10 @@ async function runOne(dir: string, noise: boolean): Promise<ScenarioReport> {
     if (!expected.success) throw new Error(`expected: ${expected.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
     base.modelNeeded = expected.data.model_needed;
     if (world.skipped.length) throw new Error(`cannot run here: ${world.skipped.join('; ')}`);
-    const t0 = Date.now();
     const posted = await world.postAlert();
+    // From the alert's own post (its ts), not from the start of postAlert: the world's past traffic
+    // (earlier alerts, announcements) is played and settled first and is not the first card's latency.
+    const t0 = Math.round(Number(posted.ts) * 1000);
     await world.settle();
     const db = world.vigil!.db.prisma;
     // Earlier alerts of the world's past open incidents of their own: grade the one this alert opened.
