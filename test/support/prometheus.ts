@@ -186,7 +186,10 @@ export async function startPrometheus(options: PrometheusOptions): Promise<Runni
     await promisify(execFile)(PROMTOOL_BINARY, ['tsdb', 'create-blocks-from', 'openmetrics', join(dir, 'data.om'), tsdb]);
   } catch (error) {
     await rm(dir, { recursive: true, force: true });
-    throw new Error(`promtool could not load the series: ${error instanceof Error ? error.message : String(error)}`);
+    // promtool says what is wrong (the line, a sample out of order) on stderr only.
+    const e = error as { stderr?: unknown; stdout?: unknown };
+    const stderr = `${String(e.stderr ?? '')}\n${String(e.stdout ?? '')}`.trim().split('\n').filter(Boolean).slice(-3).join(' | ');
+    throw new Error(`promtool could not load the series: ${error instanceof Error ? error.message : String(error)}${stderr ? `: ${stderr}` : ''}`);
   }
 
   const port = await freeLoopbackPort();
