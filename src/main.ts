@@ -1,7 +1,9 @@
 import { existsSync } from 'node:fs';
-import { createServer } from 'node:http';
+import type { Server } from 'node:http';
 import { ConfigError, loadConfig } from './config/index.js';
-import { routeRequest } from './http/routes.js';
+import { VigilMetrics } from './http/metrics.js';
+import { Probes, listenProbes } from './http/probes.js';
+import type { Route } from './http/routes.js';
 import { createLogger } from './log.js';
 import { PolicyError } from './policy/index.js';
 import { createRedactor } from './redact/index.js';
@@ -25,15 +27,26 @@ async function main(): Promise<void> {
   }
   const redactor = createRedactor();
   const log = createLogger(config.logLevel, redactor);
-  const vigil = await startVigil(config, log, { redactor });
-
-  // Socket Mode has no HTTP receiver: serve the health check and webhooks on PORT ourselves.
-  const health = config.slack.mode === 'socket' ? createServer((req, res) => routeRequest(vigil.routes, req, res)).listen(config.slack.port) : undefined;
+  const probes = new Probes();
+  const metrics = new VigilMetrics();
+  // The probes answer from process start, before the database is open or Slack connects: Kubernetes sees
+  // "starting" (/livez 200, /readyz 503 naming what is missing), not a refused connection. Socket Mode has
+  // no HTTP receiver, so this server also serves the webhooks on PORT once Vigil is up; in HTTP mode Bolt
+  // serves everything on PORT after start, and VIGIL_PROBE_PORT (when set) answers from start as well.
+  let routes: Route[] = [...probes.routes(), metrics.route(config.probes.metricsToken)];
+  const socket = config.slack.mode === 'socket';
+  const ports = new Set([...(socket ? [config.slack.port] : []), ...(config.probes.port !== undefined && config.probes.port !== config.slack.port ? [config.probes.port] : [])]);
+  const early: Server[] = await Promise.all([...ports].map((port) => listenProbes(port, () => routes)));
+  if (early.length) log.info({ ports: [...ports] }, 'probes listening (/livez, /readyz, /healthz, /metrics)');
+  const vigil = await startVigil(config, log, { redactor, probes, metrics });
+  // Socket Mode: the same servers serve the webhooks too, now that they exist.
+  if (socket) routes = vigil.routes;
 
   const shutdown = async (signal: string) => {
     log.info({ signal }, 'shutting down');
-    health?.close();
+    probes.markStopping();
     await vigil.stop();
+    for (const server of early) server.close();
     process.exit(0);
   };
   process.once('SIGTERM', () => void shutdown('SIGTERM'));

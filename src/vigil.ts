@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import type { App } from '@slack/bolt';
-import type { WebClientOptions } from '@slack/web-api';
+import { WebClientEvent, type WebClient, type WebClientOptions } from '@slack/web-api';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { parseFlagsWebhook } from './changes/flags-webhook.js';
@@ -20,6 +20,9 @@ import { KubeReader, loadKubeConfig } from './evidence/kubernetes/client.js';
 import { LokiClient } from './evidence/loki/client.js';
 import { PrometheusClient } from './evidence/prometheus/client.js';
 import { BodyTooLargeError, bodySummary, readBody, sendJson, type Route } from './http/routes.js';
+import { VigilMetrics } from './http/metrics.js';
+import { Probes } from './http/probes.js';
+import { ALERTMANAGER_WEBHOOK_PATH, alertmanagerWebhookRoute } from './http/alertmanager-webhook.js';
 import { recordAudit } from './incidents/audit.js';
 import { systemClock, type Clock } from './incidents/clock.js';
 import { IncidentDesk } from './incidents/desk.js';
@@ -51,6 +54,9 @@ export interface VigilOverrides {
   modelProvider?: ModelProvider | null;
   /** Export spans here (tests: an in-memory exporter) instead of OTLP from the settings. */
   spanExporter?: SpanExporter;
+  /** Probes and metrics created before start (main.ts serves them from process start); default: new ones. */
+  probes?: Probes;
+  metrics?: VigilMetrics;
 }
 
 export interface Vigil {
@@ -61,8 +67,10 @@ export interface Vigil {
   /** Present when a write policy is configured. */
   approvals?: ApprovalService;
   thread: ThreadSync;
-  /** Health and webhook routes (served by Bolt in HTTP mode; main.ts serves them in Socket Mode). */
+  /** Probe (/livez, /readyz, /healthz), /metrics and webhook routes (served by Bolt in HTTP mode; main.ts serves them in Socket Mode). */
   routes: Route[];
+  probes: Probes;
+  metrics: VigilMetrics;
   /** The HTTP port the receiver listens on (HTTP mode). */
   port?: number;
   stop(): Promise<void>;
@@ -108,19 +116,9 @@ function externalProviders(config: Config): ExternalProviders {
   };
 }
 
-function routesFor(config: Config, db: Database, redactor: Redactor, clock: Clock, log: Logger): Route[] {
-  const routes: Route[] = [
-    {
-      path: '/healthz',
-      method: ['GET'],
-      handler: (_req, res) => {
-        db.prisma.$queryRawUnsafe('SELECT 1').then(
-          () => sendJson(res, 200, { ok: true }),
-          () => sendJson(res, 503, { ok: false, error: 'database unreachable' }),
-        );
-      },
-    },
-  ];
+function routesFor(config: Config, db: Database, redactor: Redactor, clock: Clock, log: Logger, intake: { desk?: IncidentDesk }): Route[] {
+  // The probes and /metrics are added by startVigil (src/http/probes.ts, metrics.ts).
+  const routes: Route[] = [];
   const token = config.changes.flagsWebhookToken;
   if (token) {
     routes.push({
@@ -146,6 +144,19 @@ function routesFor(config: Config, db: Database, redactor: Redactor, clock: Cloc
       },
     });
   }
+  const am = config.alertmanagerWebhook;
+  if (am) {
+    routes.push(
+      alertmanagerWebhookRoute({
+        token: am.token,
+        redactor,
+        log,
+        // After the 202: the desk is set before the server listens; its intake logs its own failures.
+        onAlert: ({ alert, deliveryKey }) => void intake.desk?.onWebhookAlert({ alert, channelId: am.channelId, deliveryKey }).catch((err: unknown) => log.error({ err: String(err), deliveryKey }, 'alertmanager webhook alert failed')),
+      }),
+    );
+    log.info({ path: ALERTMANAGER_WEBHOOK_PATH, channel: am.channelId }, 'Alertmanager webhook enabled');
+  } else log.info({ path: ALERTMANAGER_WEBHOOK_PATH }, 'Alertmanager webhook not mounted: VIGIL_ALERTMANAGER_WEBHOOK_TOKEN is not set');
   return routes;
 }
 
@@ -159,18 +170,29 @@ export async function startVigil(config: Config, log: Logger, o: VigilOverrides 
   // Loaded first: an invalid policy stops start-up before anything connects (PolicyError lists every problem).
   const policy = loadPolicy(config.policyFile);
   log.info({ policy: config.policyFile ?? 'read-only default', rules: policy.rules.length }, 'write policy loaded');
+  const probes = o.probes ?? new Probes();
+  const metrics = o.metrics ?? new VigilMetrics();
   const db = await openDatabase(config.databaseUrl, { logger: log });
+  probes.useDatabase(db.prisma);
+  metrics.useStore(db.prisma);
   const { applied } = await applyMigrations(db, { logger: log });
   if (applied.length) log.info({ applied }, 'database migrations applied');
+  probes.migrationsApplied();
 
   const anchorer = config.auditAnchorIntervalMs ? startAuditAnchorer(db.prisma, log, { intervalMs: config.auditAnchorIntervalMs }) : undefined;
   const sources = evidenceSources(config, db, redactor, clock, log, o);
   const tracing = createTracing({ ...(config.tracing ? { otlpEndpoint: config.tracing.endpoint, headers: config.tracing.headers } : {}), ...(o.spanExporter ? { exporter: o.spanExporter } : {}) });
   if (tracing) log.info({ endpoint: config.tracing?.endpoint ?? 'in-process exporter' }, 'traces enabled');
-  const routes = routesFor(config, db, redactor, clock, log);
+  const intake: { desk?: IncidentDesk } = {};
+  const routes = [...probes.routes(), metrics.route(config.probes.metricsToken), ...routesFor(config, db, redactor, clock, log, intake)];
   const service = new IncidentService(db.prisma, { dedupWindowMs: config.incidents.dedupWindowMs, reopenWindowMs: config.incidents.reopenWindowMs }, clock, redactor, log);
-  const app = createSlackApp({ ...config.slack, clientOptions: o.slackClientOptions, botUserId: o.botUserId }, log, routes);
-  const chat = new SlackChat(app.client, log, undefined, createPostClient({ ...config.slack, clientOptions: o.slackClientOptions }, log));
+  countAlerts(service, metrics);
+  let socketUp = false;
+  const app = createSlackApp({ ...config.slack, clientOptions: o.slackClientOptions, botUserId: o.botUserId }, log, routes, { onSocketState: (up) => (socketUp = up) });
+  const postClient = createPostClient({ ...config.slack, clientOptions: o.slackClientOptions }, log);
+  for (const client of [app.client, postClient]) countRateLimits(client, metrics);
+  const chat = new SlackChat(app.client, log, undefined, postClient);
+  countMalformed(chat, metrics);
   const thread = new ThreadSync(db.prisma, chat, log);
   const provider = o.modelProvider !== undefined ? (o.modelProvider ?? undefined) : config.model ? createProvider(config.model) : undefined;
   if (provider) log.info({ provider: provider.name, model: provider.model }, 'model loop enabled');
@@ -235,9 +257,11 @@ export async function startVigil(config: Config, log: Logger, o: VigilOverrides 
     ...(approvals ? { approvals } : {}),
     log,
   });
+  intake.desk = desk;
   registerListeners(app, desk, log);
   registerHypothesisListeners(app, desk, log);
   if (tracing) runner.tracer = postmortem.tracer = tracing.tracer;
+  runner.metrics = metrics;
   thread.onSynced = () => desk.scheduleHomeRefresh();
   if (approvals) {
     registerApprovalListeners(app, approvals, log);
@@ -251,6 +275,11 @@ export async function startVigil(config: Config, log: Logger, o: VigilOverrides 
   const server = config.slack.mode === 'http' ? ((await app.start(config.slack.port)) as Server) : (await app.start(), undefined);
   const address = server?.address();
   const port = address && typeof address === 'object' ? address.port : undefined;
+  probes.useSlack(
+    server
+      ? () => (server.listening ? { ok: true } : { ok: false, error: 'HTTP receiver not listening' })
+      : () => (socketUp ? { ok: true } : { ok: false, error: 'Socket Mode connection to Slack not up' }),
+  );
   log.info({ mode: config.slack.mode, port, channels: config.slack.alertChannels, database: db.provider }, 'Vigil is listening');
   await runner.resumePending();
   runner.startSweeping();
@@ -264,8 +293,11 @@ export async function startVigil(config: Config, log: Logger, o: VigilOverrides 
     ...(approvals ? { approvals } : {}),
     thread,
     routes,
+    probes,
+    metrics,
     port,
     async stop() {
+      probes.markStopping();
       await app.stop().catch(() => undefined);
       await desk.idle();
       await runner.stop();
@@ -275,4 +307,36 @@ export async function startVigil(config: Config, log: Logger, o: VigilOverrides 
       await db.close();
     },
   };
+}
+
+/** vigil_alerts_received_total: every intake attempt's outcome, observed around IncidentService.receiveAlert. */
+function countAlerts(service: IncidentService, metrics: VigilMetrics): void {
+  const receive = service.receiveAlert.bind(service);
+  service.receiveAlert = async (d) => {
+    try {
+      const r = await receive(d);
+      metrics.alert(d.alert.source, r.kind);
+      return r;
+    } catch (err) {
+      metrics.alert(d.alert.source, 'error');
+      throw err;
+    }
+  };
+}
+
+/**
+ * outcome="malformed": the desk answers an unreadable alert post with one error note tagged `malformed:…`
+ * (incidents/desk.ts reportOnce); counted where that note is posted, without a hook in the desk.
+ */
+function countMalformed(chat: SlackChat, metrics: VigilMetrics): void {
+  const post = chat.post.bind(chat);
+  chat.post = (channel, threadTs, m, tag) => {
+    if (tag.purpose?.startsWith('malformed:')) metrics.alert('unknown', 'malformed');
+    return post(channel, threadTs, m, tag);
+  };
+}
+
+/** vigil_slack_rate_limited_total: the WebClient's own `rate_limited` event (a 429 from Slack). */
+function countRateLimits(client: WebClient, metrics: VigilMetrics): void {
+  client.on(WebClientEvent.RATE_LIMITED, (_retrySec: number, { url }: { url?: string }) => metrics.slackRateLimited.inc({ method: url ?? 'unknown' }));
 }

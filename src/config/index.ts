@@ -19,12 +19,19 @@ export interface Config {
     workerConcurrency: number;
     leaseMs: number;
   };
+  /** Probes and metrics (src/http/probes.ts, metrics.ts): a separate port from process start, and /metrics' bearer token. */
+  probes: { port?: number; metricsToken?: string };
   databaseUrl: string;
   kubernetes: { kubeconfig?: string; context?: string; inCluster?: boolean };
   prometheus?: { url: string; publicUrl?: string; bearerToken?: string };
   loki?: { url: string; tenant?: string; bearerToken?: string };
   github?: { token?: string; apiUrl?: string };
   changes: { channels: string[]; flagsWebhookToken?: string };
+  /**
+   * `POST /webhooks/alertmanager` (absent = not mounted): its bearer token, and the channel where incidents it
+   * opens live (default: the first alert channel; the channel Alertmanager's Slack receiver posts to, so both meet).
+   */
+  alertmanagerWebhook?: { token: string; channelId: string };
   catalogFile?: string;
   /** Write policy YAML; unset means read-only (nothing can be executed, no approval cards). */
   policyFile?: string;
@@ -96,6 +103,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       workerConcurrency: e.VIGIL_WORKER_CONCURRENCY,
       leaseMs: e.VIGIL_LEASE_SECONDS * 1000,
     },
+    probes: { port: e.VIGIL_PROBE_PORT, metricsToken: e.VIGIL_METRICS_TOKEN },
     databaseUrl: e.DATABASE_URL,
     kubernetes: {
       kubeconfig: e.KUBECONFIG,
@@ -106,6 +114,9 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     loki: e.LOKI_URL ? { url: e.LOKI_URL, tenant: e.LOKI_TENANT, bearerToken: e.LOKI_BEARER_TOKEN } : undefined,
     github: e.GITHUB_TOKEN || e.GITHUB_API_URL ? { token: e.GITHUB_TOKEN, apiUrl: e.GITHUB_API_URL } : undefined,
     changes: { channels: e.VIGIL_CHANGE_CHANNELS ?? [], flagsWebhookToken: e.VIGIL_FLAGS_WEBHOOK_TOKEN },
+    alertmanagerWebhook: e.VIGIL_ALERTMANAGER_WEBHOOK_TOKEN
+      ? { token: e.VIGIL_ALERTMANAGER_WEBHOOK_TOKEN, channelId: e.VIGIL_ALERTMANAGER_WEBHOOK_CHANNEL ?? e.VIGIL_ALERT_CHANNELS[0]! }
+      : undefined,
     catalogFile: e.VIGIL_CATALOG_FILE,
     policyFile: e.VIGIL_POLICY_FILE,
     executor: {

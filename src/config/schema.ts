@@ -22,11 +22,18 @@ export const envSchema = z
     SLACK_API_URL: z.url({ error: 'expects an http(s) URL ending in /api/' }).optional(),
     SLACK_API_TIMEOUT_SECONDS: positiveInt('seconds a Slack Web API call may take before it is abandoned (and retried)').max(300).default(10),
     PORT: z.coerce
-      .number({ error: 'expects a TCP port for the HTTP receiver and /healthz (a whole number)' })
+      .number({ error: 'expects a TCP port for the HTTP receiver and the probes (a whole number)' })
       .int('expects a TCP port (a whole number)')
       .min(0, 'expects a TCP port 0–65535 (0 picks a free one)')
       .max(65535, 'expects a TCP port 0–65535')
       .default(3000),
+    VIGIL_PROBE_PORT: z.coerce
+      .number({ error: 'expects a TCP port for /livez, /readyz and /metrics (a whole number)' })
+      .int('expects a TCP port (a whole number)')
+      .min(0, 'expects a TCP port 0–65535 (0 picks a free one)')
+      .max(65535, 'expects a TCP port 0–65535')
+      .optional(),
+    VIGIL_METRICS_TOKEN: z.string().min(16, 'expects a bearer token of at least 16 characters').optional(),
     VIGIL_ALERT_CHANNELS: list.pipe(
       z
         .array(z.string().regex(/^[CG][A-Z0-9]{2,}$/, 'expects Slack channel ids like C0123ABCD'))
@@ -52,6 +59,8 @@ export const envSchema = z
       .regex(/^[a-z0-9-]+\/[a-z0-9-]+$/, 'expects <namespace>/<serviceaccount>, e.g. vigil/vigil-executor')
       .default('vigil/vigil-executor'),
     VIGIL_FLAGS_WEBHOOK_TOKEN: z.string().min(16, 'expects a shared secret of at least 16 characters').optional(),
+    VIGIL_ALERTMANAGER_WEBHOOK_TOKEN: z.string().min(16, 'expects a shared secret of at least 16 characters (Alertmanager sends it as Authorization: Bearer <token>)').optional(),
+    VIGIL_ALERTMANAGER_WEBHOOK_CHANNEL: z.string().regex(/^[CG][A-Z0-9]{2,}$/, 'expects a Slack channel id like C0123ABCD').optional(),
     PROMETHEUS_URL: z.url({ error: 'expects the Prometheus base URL, e.g. http://prometheus.monitoring:9090' }).optional(),
     PROMETHEUS_PUBLIC_URL: z.url({ error: 'expects the URL people open Prometheus at (for links on cards)' }).optional(),
     PROMETHEUS_BEARER_TOKEN: z.string().optional(),

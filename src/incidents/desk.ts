@@ -101,6 +101,14 @@ export class IncidentDesk {
   }
 
   /**
+   * An alert that came on a webhook (POST /webhooks/alertmanager), with no Slack post: the same intake as an
+   * alert post. When it opens the incident, the thread sync posts the thread root in `channelId` itself.
+   */
+  onWebhookAlert(d: Omit<AlertDelivery, 'messageTs'>): Promise<void> {
+    return this.track(this.acceptAlert(d));
+  }
+
+  /**
    * A click on a hypothesis's own controls: Confirm, Pin, or Refute with the reason from its dialog.
    * `channelId`/`threadTs` say where the board is, so a click on a hypothesis that no longer exists
    * gets an answer there.
@@ -344,7 +352,7 @@ export class IncidentDesk {
     }
   }
 
-  private async acceptAlert(d: AlertDelivery & { messageTs: string }): Promise<void> {
+  private async acceptAlert(d: AlertDelivery): Promise<void> {
     const r = await this.receiveWithRetry(d);
     if (!r) return;
     this.deps.log.info({ result: r.kind, channel: d.channelId, ts: d.messageTs, alert: d.alert.alertName }, 'alert received');
@@ -411,7 +419,7 @@ export class IncidentDesk {
    * one that committed makes the next a `duplicate`. When every attempt fails, the post says so in its
    * thread instead of being dropped.
    */
-  private async receiveWithRetry(d: AlertDelivery & { messageTs: string }): Promise<ReceiveResult | undefined> {
+  private async receiveWithRetry(d: AlertDelivery): Promise<ReceiveResult | undefined> {
     const { attempts, firstDelayMs } = INTAKE_RETRY;
     const log = this.deps.log.child({ channel: d.channelId, ts: d.messageTs, deliveryKey: d.deliveryKey });
     for (let attempt = 1; ; attempt++) {
@@ -420,6 +428,8 @@ export class IncidentDesk {
       } catch (err) {
         const reason = this.errorReason(err);
         if (attempt >= attempts) {
+          // A webhook delivery has no post to answer in: the log says it (its sender was answered 202 already).
+          if (!d.messageTs) return void log.error({ err: reason, attempts }, 'could not open an incident for a webhook alert');
           log.error({ err: reason, attempts }, 'could not open an incident for an alert post; answering in its thread');
           const link = await this.deps.chat.permalink(d.channelId, d.messageTs).catch(() => undefined);
           await this.reportOnce(`intake-failed:${d.deliveryKey}`, d.channelId, d.messageTs, {

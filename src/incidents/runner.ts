@@ -15,6 +15,7 @@ import { InvestigationLease, InvestigationStoppedError, LeaseLostError } from '.
 import { TransientSourceError } from '../evidence/transient.js';
 import { investigateDeterministically, type EvidenceSources, type InvestigationOutcome } from './investigate.js';
 import { ThreadSyncError, type ThreadSync } from './thread.js';
+import type { AgentEvent } from '../agent/loop.js';
 
 /**
  * The investigation's durable steps, in order. `step` in the DB is the last one completed, so a
@@ -47,6 +48,8 @@ export class InvestigationRunner {
   tracer?: Tracer;
   /** Called after an investigation reports (e.g. to propose its fix for approval); failures are logged, not fatal. */
   afterReport?: (incidentId: string) => Promise<void>;
+  /** Metrics hooks (src/http/metrics.ts, wired in vigil.ts); observers only, never part of a run. */
+  metrics?: RunnerMetrics;
   /** The last deterministic outcome per investigation, for the model step (recomputed after a restart). */
   private readonly outcomes = new Map<string, InvestigationOutcome>();
   private stopped = false;
@@ -207,6 +210,7 @@ export class InvestigationRunner {
     let log = this.log.child({ investigationId: id });
     let incidentId = '';
     let step: Step = 'created';
+    const began = performance.now();
     try {
       const inv = await this.db.investigation.findUniqueOrThrow({ where: { id }, include: { incident: { include: { alerts: { orderBy: { receivedAt: 'asc' }, take: 1 } } } } });
       incidentId = inv.incidentId;
@@ -232,7 +236,9 @@ export class InvestigationRunner {
         }
       });
       await lease.release({ state: 'waiting', lastError: null });
+      this.metrics?.investigationRun('reported', (performance.now() - began) / 1000);
     } catch (err) {
+      if (!(err instanceof LeaseLostError)) this.metrics?.investigationRun('failed', (performance.now() - began) / 1000);
       await this.failed(lease, step, err, log);
       return;
     } finally {
@@ -321,7 +327,8 @@ export class InvestigationRunner {
     switch (step) {
       case 'created': {
         await this.showProgress(incidentId);
-        if (firstAlert) await this.patchContext(lease, { firstCardMs: this.clock.now().getTime() - firstAlert.receivedAt.getTime() });
+        const firstCardMs = firstAlert ? this.clock.now().getTime() - firstAlert.receivedAt.getTime() : undefined;
+        if (firstCardMs !== undefined && (await this.patchContext(lease, { firstCardMs }))) this.metrics?.firstCard(firstCardMs / 1000);
         return 'announced';
       }
       case 'announced': {
@@ -368,7 +375,7 @@ export class InvestigationRunner {
               redactor: this.redactor,
               log: this.log,
               now: () => this.clock.now(),
-              trace: (e) => recordAgentEvent(this.tracer, stepCtx, e),
+              trace: (e) => (recordAgentEvent(this.tracer, stepCtx, e), this.metrics?.agentEvent(e)),
               signal: lease.signal,
               hold: (tx) => lease.update({}, tx),
             },
@@ -430,13 +437,22 @@ export class InvestigationRunner {
     return this.model !== undefined;
   }
 
-  private async patchContext(lease: InvestigationLease, patch: Partial<InvestigationContext>): Promise<void> {
+  /** Says whether the patch was written (false: the first measurement / trace is kept). */
+  private async patchContext(lease: InvestigationLease, patch: Partial<InvestigationContext>): Promise<boolean> {
     const inv = await this.db.investigation.findUniqueOrThrow({ where: { id: lease.investigationId } });
     const ctx = readContext(inv.context);
-    if (patch.firstCardMs !== undefined && ctx.firstCardMs !== undefined) return; // keep the first measurement across resumes
-    if (patch.traceId !== undefined && ctx.traceId !== undefined) return; // the thread links the first trace
+    if (patch.firstCardMs !== undefined && ctx.firstCardMs !== undefined) return false; // keep the first measurement across resumes
+    if (patch.traceId !== undefined && ctx.traceId !== undefined) return false; // the thread links the first trace
     await lease.update({ context: JSON.stringify({ ...ctx, ...patch }) });
+    return true;
   }
+}
+
+/** What the runner reports to metrics (implemented by VigilMetrics; declared here so incidents/ does not import http/). */
+export interface RunnerMetrics {
+  investigationRun(outcome: 'reported' | 'failed', seconds: number): void;
+  firstCard(seconds: number): void;
+  agentEvent(e: AgentEvent): void;
 }
 
 function errorText(err: unknown): string {

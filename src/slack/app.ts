@@ -86,20 +86,22 @@ export function createPostClient(s: SlackAppSettings, log: Logger): WebClient {
  * Bolt wiring only: every listener acknowledges first, translates the Slack payload into a domain
  * call on the desk, and returns. No decisions here.
  */
-export function createSlackApp(s: SlackAppSettings, log: Logger, routes: Route[] = []): App {
+export function createSlackApp(s: SlackAppSettings, log: Logger, routes: Route[] = [], hooks: { onSocketState?: (connected: boolean) => void } = {}): App {
   // Without a timeout a Web API call that never answers holds its caller (a thread sync, a click) forever.
   const clientOptions: WebClientOptions = { timeout: s.apiTimeoutMs ?? 10_000, ...(s.apiUrl ? { slackApiUrl: s.apiUrl } : {}), ...s.clientOptions };
   const logger = boltLogger(log);
   // extendedErrorHandler: the error handler is given the body, so the app can tell a failed listener from a missing one.
   const common = { token: s.botToken, clientOptions, logger, extendedErrorHandler: true, ...(s.botUserId ? { tokenVerificationEnabled: false, botUserId: s.botUserId, botId: 'B_VIGIL' } : {}) };
+  // The Socket Mode client opens its connection through its own WebClient: give it the same API URL.
+  const socket = s.mode === 'socket' ? new SocketModeReceiver({ appToken: s.appToken!, logger, installerOptions: { clientOptions }, processEventErrorHandler: socketErrorHandler(log) }) : undefined;
+  // Readiness (/readyz) follows the connection: up on `connected` (Slack's hello), down on anything else.
+  if (socket && hooks.onSocketState) {
+    socket.client.on('connected', () => hooks.onSocketState!(true));
+    for (const state of ['disconnecting', 'reconnecting', 'disconnected']) socket.client.on(state, () => hooks.onSocketState!(false));
+  }
   const app =
-    s.mode === 'socket'
-      ? new VigilApp({
-          ...common,
-          socketMode: true,
-          // The Socket Mode client opens its connection through its own WebClient: give it the same API URL.
-          receiver: new SocketModeReceiver({ appToken: s.appToken!, logger, installerOptions: { clientOptions }, processEventErrorHandler: socketErrorHandler(log) }),
-        })
+    socket
+      ? new VigilApp({ ...common, socketMode: true, receiver: socket })
       : new VigilApp({
           ...common,
           receiver: new VigilHttpReceiver(

@@ -235,12 +235,16 @@ describe('the bot Deployment', () => {
     expect(container.resources.limits.memory).toBeDefined();
   });
 
-  it('probes liveness and readiness on /healthz at port 3000', () => {
+  // Readiness (and start-up) on /readyz, which checks the database and Slack; liveness on /livez, which
+  // checks neither: a database blip must take the pod out of service, not restart it (issue 16).
+  it('probes start-up and readiness on /readyz and liveness on /livez, at port 3000', () => {
     const ports = Object.fromEntries((container.ports as { name: string; containerPort: number }[]).map((p) => [p.name, p.containerPort]));
-    for (const probe of ['livenessProbe', 'readinessProbe']) {
-      expect(container[probe].httpGet.path, probe).toBe('/healthz');
+    const paths = { startupProbe: '/readyz', readinessProbe: '/readyz', livenessProbe: '/livez' };
+    for (const [probe, path] of Object.entries(paths)) {
+      expect(container[probe].httpGet.path, probe).toBe(path);
       const port = container[probe].httpGet.port;
       expect(typeof port === 'number' ? port : ports[port]).toBe(3000);
+      expect(container[probe].timeoutSeconds, probe).toBeGreaterThanOrEqual(2);
     }
   });
 

@@ -29,6 +29,8 @@ export interface AlertmanagerOptions {
   slackApiUrl: string;
   /** Adds a `webhook_configs` entry (the v4 JSON webhook). */
   webhookUrl?: string;
+  /** With `webhookUrl`: the webhook sends `Authorization: Bearer <this>` (`http_config.authorization`). */
+  webhookBearerToken?: string;
   /** Route `group_by`; default `['alertname']`. */
   groupBy?: string[];
   /** Custom Slack templates: `title`/`text` override the slack_config fields; `definitions` are written to .tmpl files. */
@@ -67,7 +69,10 @@ export async function startAlertmanager(options: AlertmanagerOptions): Promise<R
   if (options.templates?.title !== undefined) slackConfig.title = options.templates.title;
   if (options.templates?.text !== undefined) slackConfig.text = options.templates.text;
   const receiver: Record<string, unknown> = { name: 'vigil', slack_configs: [slackConfig] };
-  if (options.webhookUrl) receiver.webhook_configs = [{ url: options.webhookUrl, send_resolved: true }];
+  if (options.webhookUrl) {
+    const auth = options.webhookBearerToken ? { http_config: { authorization: { type: 'Bearer', credentials: options.webhookBearerToken } } } : {};
+    receiver.webhook_configs = [{ url: options.webhookUrl, send_resolved: true, ...auth }];
+  }
   const config = {
     route: {
       receiver: 'vigil',

@@ -4,6 +4,7 @@
  * subject Alertmanager's default Slack template would show for the group, so a webhook alert and the Slack post of
  * the same group get the same fingerprint.
  */
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { Alert } from '../types.js';
 import { pickSeverity } from './severity.js';
@@ -81,6 +82,47 @@ export function parseAlertmanagerWebhook(body: unknown): Alert[] {
     if (severity) alert.severity = severity;
     return alert;
   });
+}
+
+/**
+ * The whole group as ONE Alert, the shape the Slack path gives the same group's post (`labels` = what the alerts
+ * share, `members` = each alert when there are several, `count` = the firing ones), so both paths open, join and
+ * resolve the same incident. `deliveryKey` names this notification: Alertmanager's retry of it carries the same
+ * group key, status and alerts (fingerprint and startsAt), so it is a duplicate; a change of the group is not.
+ */
+export function parseAlertmanagerWebhookGroup(body: unknown): { alert: Alert; deliveryKey: string; alerts: number } {
+  const items = parseAlertmanagerWebhook(body);
+  if (items.length === 0) throw new AlertWebhookError('Not an Alertmanager v4 webhook body: alerts: the group has no alerts', [{ path: 'alerts', message: 'the group has no alerts' }]);
+  const hook = alertmanagerWebhookSchema.parse(body);
+  const first = items[0]!;
+  const firing = hook.alerts.filter((item) => item.status === 'firing').length;
+  const groupKeys = new Set(Object.keys(hook.groupLabels));
+  const common = Object.fromEntries(Object.entries(hook.commonLabels).filter(([key]) => !groupKeys.has(key)));
+  const annotations = items.length === 1 ? first.annotations : hook.commonAnnotations;
+  const alert: Alert = {
+    source: 'alertmanager',
+    status: hook.status,
+    title: first.title,
+    alertName: hook.commonLabels.alertname ?? hook.groupLabels.alertname ?? first.alertName,
+    labels: items.length === 1 ? first.labels : hook.commonLabels,
+    // In the order the Slack subject shows them: group values, then the other common values.
+    labelValues: [...sortedValues(hook.groupLabels), ...sortedValues(common)],
+    annotations,
+    count: hook.status === 'firing' ? Math.max(firing, 1) : items.length,
+    link: `${hook.externalURL}/#/alerts?receiver=${encodeURIComponent(hook.receiver)}`,
+    text: [annotations.summary, annotations.description].filter(Boolean).join('\n') || first.text,
+  };
+  if (items.length > 1) alert.members = items.slice(0, 50).map((item) => ({ labels: item.labels, annotations: item.annotations }));
+  const starts = items.map((item) => item.startsAt?.getTime()).filter((t): t is number => t !== undefined);
+  if (starts.length > 0) alert.startsAt = new Date(Math.min(...starts));
+  const severity = pickSeverity(alert.labels, []) ?? items.map((item) => item.severity).find(Boolean);
+  if (severity) alert.severity = severity;
+  const identity = hook.alerts
+    .map((item) => `${item.status}:${item.fingerprint ?? JSON.stringify(Object.entries(item.labels).sort(([a], [b]) => a.localeCompare(b)))}@${item.startsAt}`)
+    .sort()
+    .join('\n');
+  const digest = createHash('sha256').update(`${hook.groupKey}\n${hook.status}\n${identity}`).digest('hex').slice(0, 32);
+  return { alert, deliveryKey: `alertmanager-webhook:${digest}`, alerts: items.length };
 }
 
 /** Alertmanager's default.tmpl `__subject`, computed from the webhook's group and common labels. */
