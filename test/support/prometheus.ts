@@ -73,7 +73,21 @@ function formatValue(v: number): string {
 }
 
 /** OpenMetrics text: series grouped by metric family, samples sorted by time, timestamps in unix seconds. */
-export function toOpenMetrics(series: PromSeries[]): string {
+export function toOpenMetrics(input: PromSeries[]): string {
+  // One series per metric and label set: a scenario may write the same series in two pieces (a series
+  // and raw samples), and promtool refuses a series whose samples are not in one time-ordered run.
+  const merged = new Map<string, PromSeries>();
+  for (const s of input) {
+    const id = `${s.metric}{${Object.entries(s.labels).sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(',')}}`;
+    const prev = merged.get(id);
+    if (!prev) merged.set(id, { ...s, points: [...s.points] });
+    else {
+      const byTime = new Map(prev.points.map((p) => [p.t.getTime(), p]));
+      for (const p of s.points) byTime.set(p.t.getTime(), p); // the later piece wins at a shared timestamp
+      merged.set(id, { ...prev, type: prev.type ?? s.type, points: [...byTime.values()] });
+    }
+  }
+  const series = [...merged.values()];
   const byMetric = new Map<string, PromSeries[]>();
   for (const s of series) byMetric.set(s.metric, [...(byMetric.get(s.metric) ?? []), s]);
   const lines: string[] = [];

@@ -38,7 +38,7 @@ import { dependentSymptoms } from '../downstream.js';
  */
 const DELAYED_EFFECT_MS = 12 * 3600_000;
 
-/** An old edit whose readers loaded it and then served this long without symptoms is cleared by that. */
+/** An edit whose readers loaded it and then served this long without symptoms is cleared by that. */
 const SERVED_FINE_MS = 30 * 60_000;
 
 /** Managers that are Kubernetes reconciling, not someone editing config. */
@@ -196,7 +196,7 @@ export const configChange: Analyzer = {
         .sort((a, b) => a.getTime() - b.getTime())[0];
       const loadedAt = applied?.at ?? startedSince;
       const symptomsAt = timing.delayMs !== undefined ? new Date(w.at.getTime() + timing.delayMs) : undefined;
-      if (loadedAt && symptomsAt && symptomsAt.getTime() - loadedAt.getTime() > SERVED_FINE_MS && onset - w.at.getTime() > CHANGE_WINDOW_MS) {
+      if (loadedAt && symptomsAt && symptomsAt.getTime() - loadedAt.getTime() > SERVED_FINE_MS) {
         out.push({
           key,
           analyzer: 'config-change',
