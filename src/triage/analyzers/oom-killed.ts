@@ -59,6 +59,9 @@ function otherDifferences(a: V1Container | undefined, b: V1Container | undefined
   return a.image !== b.image ? [`image ${imageTag(b.image)} → ${imageTag(a.image)}`] : ['other container settings'];
 }
 
+/** A container running this long before the onset after its last OOM kill is past that episode. */
+const STABLE_SINCE_MS = 15 * 60_000;
+
 export const oomKilled: Analyzer = {
   name: 'oom-killed',
   analyze({ kube, onset, metrics, cluster }: TriageInput): Finding[] {
@@ -74,7 +77,12 @@ export const oomKilled: Analyzer = {
     const finished = (k: (typeof kills)[number]) => (k.term?.finishedAt ? new Date(k.term.finishedAt) : undefined);
     const recent = kills.filter((k) => {
       const at = finished(k);
-      return k.status.state?.waiting?.reason === 'CrashLoopBackOff' || (at ? onset.getTime() - at.getTime() <= CHANGE_WINDOW_MS : false);
+      if (k.status.state?.waiting?.reason === 'CrashLoopBackOff') return true;
+      // Killed once, then running (and ready) for a good while before the onset: a past episode, not what
+      // fails now (a broker that hit its memory alarm half an hour ago and has served since).
+      const runningSince = k.status.state?.running?.startedAt ? new Date(k.status.state.running.startedAt) : undefined;
+      if (runningSince && k.status.ready !== false && onset.getTime() - runningSince.getTime() >= STABLE_SINCE_MS) return false;
+      return at ? onset.getTime() - at.getTime() <= CHANGE_WINDOW_MS : false;
     });
     const key = `oom-killed:${t.namespace}/${t.kind}/${t.name}`;
 
@@ -90,7 +98,9 @@ export const oomKilled: Analyzer = {
           title: `old OOM kill of ${k.status.name} in ${k.podName}`,
           component,
           mechanism: `Container ${k.status.name} of pod ${k.podName} was OOMKilled once${at ? ` at ${at.toISOString().slice(0, 16).replace('T', ' ')}` : ''} and has run since.`,
-          reason: at ? `the OOM kill ended ${humanDuration(onset.getTime() - at.getTime())} before the alert and the container is running` : 'the OOM kill has no time and the container is running',
+          reason: at
+            ? `the OOM kill ended ${humanDuration(onset.getTime() - at.getTime())} before the alert and the container is running${k.status.state?.running?.startedAt ? ` (since ${clockTime(new Date(k.status.state.running.startedAt))})` : ''}`
+            : 'the OOM kill has no time and the container is running',
           supporting: [],
           refuting: [
             {
