@@ -152,4 +152,31 @@ describe('hpa-at-max analyzer', () => {
   it('returns nothing without an HPA for the workload', () => {
     expect(hpaAtMax.analyze(input({}))).toEqual([]);
   });
+
+  describe('below its ceiling but behind the load', () => {
+    const behind = (o: { policyPods?: number; editMin?: number; reason?: string } = {}): V2HorizontalPodAutoscaler => {
+      const h = hpa(11, 30, 99, false);
+      h.spec!.minReplicas = 2;
+      h.spec!.behavior = { scaleUp: { policies: [{ type: 'Pods', value: o.policyPods ?? 1, periodSeconds: 60 }] } };
+      h.status!.conditions = [{ type: 'ScalingLimited', status: 'True', reason: o.reason ?? 'ScaleUpLimit', message: 'the desired replica count is increasing faster than the maximum scale rate', lastTransitionTime: at(-8) }];
+      h.metadata!.managedFields = o.editMin === undefined ? [] : [{ manager: 'argocd-controller', operation: 'Update', time: at(o.editMin), fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': { 'f:minReplicas': {}, 'f:maxReplicas': {} } } }];
+      return h;
+    };
+
+    it('localises to the HPA when it is rate-limited on its scale-up and its spec was edited today', () => {
+      const [f] = hpaAtMax.analyze(input({ hpas: [behind({ editMin: -600 })] }));
+      expect(f).toMatchObject({
+        status: 'supported',
+        component: { kind: 'HorizontalPodAutoscaler', namespace: 'shop', name: 'recommendations' },
+        facts: { hpa: 'recommendations', minReplicas: 2, currentReplicas: 11, metric: 'cpu', current: 99, target: 60, driver: 'misconfiguration', scaleUpPolicy: '1 pod per 60 s', manager: 'argocd-controller', changedFields: 'minReplicas' },
+      });
+      expect(f!.mechanism).toMatch(/ScalingLimited \(ScaleUpLimit\)/);
+    });
+
+    it('says nothing when it keeps up (not rate-limited, desired = current) or when neither a slow policy nor an edit explains it', () => {
+      expect(hpaAtMax.analyze(input({ hpas: [behind({ editMin: -600, reason: 'DesiredWithinRange' })] }))).toEqual([]);
+      expect(hpaAtMax.analyze(input({ hpas: [behind({ policyPods: 10, editMin: -3 * 24 * 60 })] }))).toEqual([]);
+    });
+  });
 });
+

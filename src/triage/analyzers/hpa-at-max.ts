@@ -236,6 +236,96 @@ export const hpaAtMax: Analyzer = {
         })(),
       });
     }
+    // Below its ceiling but behind the demand: the metric is over target and the HPA adds pods slower than
+    // the load grows (a scale-up policy of a pod a minute, a minReplicas lowered to save cost). The
+    // autoscaler's own spec is the fault; the workload it scales runs short.
+    for (const h of kube.hpas.filter((x) => !atMax(x))) {
+      const behind = scalingBehind(h, onset);
+      if (!behind) continue;
+      const name = h.metadata?.name ?? '?';
+      const { current, desired, over, slow, edit } = behind;
+      const facts: Record<string, string | number | boolean> = {
+        hpa: name,
+        minReplicas: h.spec?.minReplicas ?? 1,
+        maxReplicas: h.spec?.maxReplicas ?? 0,
+        currentReplicas: current,
+        desiredReplicas: desired,
+        metric: over.metric,
+        current: over.current!,
+        target: over.target!,
+        driver: 'misconfiguration',
+        ...(slow ? { scaleUpPolicy: slow } : {}),
+        ...(edit ? { manager: edit.manager, changedAt: edit.at.toISOString(), changedFields: edit.fields.join(',') } : {}),
+      };
+      const supporting: Evidence[] = [
+        {
+          kind: 'object',
+          summary: `HPA ${name}: ${current} replicas (desired ${desired}, min ${facts.minReplicas}, max ${facts.maxReplicas}); ${over.metric} ${over.current}${over.unit} of target ${over.target}${over.unit}${slow ? `; scale-up policy ${slow}` : ''}`,
+          citation: hpaCitation(t.namespace, name, 'spec'),
+        },
+      ];
+      if (edit) {
+        supporting.push({
+          kind: 'managed_fields',
+          summary: `managedFields: \`${edit.manager}\` wrote ${edit.fields.map((f) => `spec.${f}`).join(', ')} of HPA ${name} at ${clockTime(edit.at)} (${relativeToOnset(edit.at, onset)})`,
+          citation: hpaCitation(t.namespace, name, `metadata.managedFields[${edit.index}]`),
+          observedAt: edit.at,
+        });
+      }
+      const throttle = summary(metrics?.summaries, 'cpu_throttling');
+      if (throttle) supporting.push(...metricEvidence(throttle).slice(0, 1));
+      out.push({
+        key: `hpa-behind:${t.namespace}/HorizontalPodAutoscaler/${name}`,
+        analyzer: 'hpa-at-max',
+        family: 'hpa-at-max',
+        status: 'supported',
+        confidence: edit ? 0.86 : 0.78,
+        title: `HPA ${name} scales ${t.name} up too slowly: ${current} of ${desired} wanted, ${over.metric} ${over.current}${over.unit}/${over.target}${over.unit}${slow ? ` (${slow})` : ''}`,
+        component: { kind: 'HorizontalPodAutoscaler', namespace: t.namespace, name },
+        mechanism:
+          `HPA ${t.namespace}/${name} is below its maximum (${current} of ${facts.maxReplicas}) but behind the load: ${behind.rateLimited ? 'ScalingLimited (ScaleUpLimit): it wants more replicas than its scale-up rate allows' : `it wants ${desired} replicas`}, with ${over.metric} at ${over.current}${over.unit} against ${over.target}${over.unit}` +
+          (slow ? `, and its scale-up policy adds only ${slow}` : '') +
+          (edit ? `; \`${edit.manager}\` changed its ${edit.fields.join(', ')} ${relativeToOnset(edit.at, onset)} (minReplicas is now ${facts.minReplicas})` : '') +
+          `. Until it catches up, ${t.name}'s pods run over target and requests queue. Fix: raise minReplicas back (at the source: ${edit ? edit.manager : 'the HPA manifest'}) or allow faster scale-up; scaling by hand is undone by the HPA.`,
+        scope: `${t.name} runs short of replicas; ${scopeRefs(kube).map((a) => `${a.kind.toLowerCase()}/${a.name}`).join(', ') || 'its callers'} see the latency`,
+        affected: [{ kind: t.kind, namespace: t.namespace, name: t.name }, ...scopeRefs(kube)],
+        facts,
+        supporting,
+        refuting: [],
+      });
+    }
     return out;
   },
 };
+
+/** A scale-up policy that adds at most this many pods a minute is slow against a traffic peak. */
+const SLOW_PODS_PER_MINUTE = 2;
+/** A spec edit this recent is a suspect for an autoscaler that falls behind. */
+const SPEC_EDIT_MS = 24 * 3600_000;
+
+function scalingBehind(h: V2HorizontalPodAutoscaler, onset: Date) {
+  const current = h.status?.currentReplicas ?? 0;
+  const desired = h.status?.desiredReplicas ?? current;
+  const over = readMetrics(h.spec?.metrics, h.status?.currentMetrics ?? undefined)
+    .filter((r) => r.current !== undefined && r.target !== undefined && r.target > 0 && r.current > r.target * 1.1)
+    .sort((a, b) => b.current! / b.target! - a.current! / a.target!)[0];
+  // The controller says so itself: ScalingLimited/ScaleUpLimit, "the desired replica count is increasing
+  // faster than the maximum scale rate" (status.desiredReplicas then shows only what the rate allows).
+  const rateLimited = (h.status?.conditions ?? []).some((c) => c.type === 'ScalingLimited' && c.status === 'True' && c.reason === 'ScaleUpLimit');
+  if (!over || (desired <= current && !rateLimited)) return undefined;
+  const policies = h.spec?.behavior?.scaleUp?.policies ?? [];
+  const slowPolicy = policies.length > 0 && policies.every((p) => p.type === 'Pods' && p.value * (60 / Math.max(1, p.periodSeconds)) <= SLOW_PODS_PER_MINUTE);
+  const slow = slowPolicy ? policies.map((p) => `${p.value} pod${p.value === 1 ? '' : 's'} per ${p.periodSeconds} s`).join(' or ') : undefined;
+  // The newest write of the HPA's scaling spec by someone other than the controller.
+  let edit: { manager: string; at: Date; fields: string[]; index: number } | undefined;
+  (h.metadata?.managedFields ?? []).forEach((m, index) => {
+    if (!m.time || /kube-controller-manager/.test(m.manager ?? '')) return;
+    const spec = (m.fieldsV1 as Record<string, Record<string, unknown>> | undefined)?.['f:spec'] ?? {};
+    const fields = ['minReplicas', 'behavior'].filter((f) => `f:${f}` in spec);
+    const at = new Date(m.time);
+    if (!fields.length || onset.getTime() - at.getTime() > SPEC_EDIT_MS || at.getTime() > onset.getTime()) return;
+    if (!edit || at > edit.at) edit = { manager: m.manager ?? 'unknown', at, fields, index };
+  });
+  if (!slow && !edit) return undefined;
+  return { current, desired, over, slow, edit, rateLimited };
+}

@@ -522,7 +522,9 @@ function diagnose(cluster: ClusterTriageInput, m: Match, b: Backlog, lagStart: D
       facts: {},
       ...(cause ? { logPattern: messageOf(cause.template, poison ? POISON : ERRORISH) } : {}),
       ...(term?.finishedAt ? { at: new Date(term.finishedAt) } : {}),
-      confidence: 0.88,
+      // The backlog is the crash loop's consequence: the crash-loop finding on the same consumer names the
+      // mechanism and leads; this one still stands when the consumer was not a candidate of its own.
+      confidence: 0.8,
     };
   }
   if (poison) {
