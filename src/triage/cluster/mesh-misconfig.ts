@@ -94,9 +94,64 @@ export const meshMisconfig: ClusterAnalyzer = {
       f.supporting.push(...logHits(input.inputs, RESET_LOG).slice(0, 2).map((h) => logEvidence(h, 'the callers\' sidecars report it')));
       out.push(f);
     }
+    // A namespace that lost its injection label (istio-injection=enabled, or istio.io/rev) while the mesh
+    // injects by namespace and requires STRICT mTLS: pods created since run without the Envoy sidecar, so
+    // meshed callers cannot reach them and they cannot reach the mesh. Localised to the Namespace.
+    const injected = (labels: Record<string, string> | undefined) => labels?.['istio-injection'] === 'enabled' || !!labels?.['istio.io/rev'];
+    const meshedNamespaces = s.namespaces.filter((n) => injected(n.metadata?.labels));
+    if (meshedNamespaces.length) {
+      const seen = new Set<string>();
+      for (const id of reached.keys()) {
+        const node = input.cluster.topology.nodes.get(id);
+        const ref = node?.ref;
+        if (!ref?.namespace || !['Deployment', 'StatefulSet', 'DaemonSet'].includes(ref.kind) || seen.has(ref.namespace)) continue;
+        const ns = s.namespaces.find((n) => n.metadata?.name === ref.namespace);
+        if (!ns || injected(ns.metadata?.labels) || ns.metadata?.labels?.['istio-injection'] === 'disabled') continue;
+        if (!strictPeerAuthentication(s.custom['PeerAuthentication'] ?? [], ref.namespace)) continue;
+        const pods = s.pods.filter((p) => p.metadata?.namespace === ref.namespace && (node?.pods ?? []).includes(p.metadata?.name ?? ''));
+        const bare = pods.filter((p) => !(p.spec?.containers ?? []).some((c) => c.name === 'istio-proxy') && p.metadata?.annotations?.['sidecar.istio.io/inject'] !== 'false');
+        if (!bare.length) continue;
+        seen.add(ref.namespace);
+        const labelWrite = lastLabelWrite(ns.metadata?.managedFields ?? []);
+        const nsName = ref.namespace;
+        const supporting: Evidence[] = [
+          { kind: 'object', summary: `Namespace ${nsName} has no istio-injection=enabled (or istio.io/rev) label; ${meshedNamespaces.length} other namespace${meshedNamespaces.length === 1 ? '' : 's'} of the mesh have it (${meshedNamespaces.map((n) => n.metadata?.name).slice(0, 3).join(', ')})`, citation: objectCitation('Namespace', undefined, nsName, 'metadata.labels') },
+          { kind: 'object', summary: `${bare.length} pod${bare.length === 1 ? '' : 's'} of ${ref.kind.toLowerCase()}/${ref.name} run without the istio-proxy sidecar (${bare.map((p) => p.metadata?.name).slice(0, 3).join(', ')})`, citation: objectCitation('Pod', nsName, bare[0]!.metadata?.name ?? '?', 'spec.containers') },
+          ...(labelWrite ? [{ kind: 'managed_fields' as const, summary: `managedFields: \`${labelWrite.manager}\` last wrote Namespace ${nsName}'s labels at ${clockTime(labelWrite.at)} (without istio-injection)`, citation: objectCitation('Namespace', undefined, nsName, `metadata.managedFields[${labelWrite.index}]`), observedAt: labelWrite.at }] : []),
+          ...logHits(input.inputs, RESET_LOG).slice(0, 2).map((h) => logEvidence(h, 'the callers\' sidecars report it')),
+        ];
+        out.push({
+          key: `mesh-misconfig:Namespace/${nsName}/injection`,
+          analyzer: 'mesh-misconfig',
+          family: 'mesh-misconfig',
+          status: 'supported',
+          confidence: 0.87,
+          title: `Namespace ${nsName} lost its sidecar injection label: ${ref.name}'s pods run outside the STRICT mTLS mesh`,
+          component: { kind: 'Namespace', name: nsName },
+          mechanism: `Namespace ${nsName} no longer carries istio-injection=enabled${labelWrite ? ` (labels last written by \`${labelWrite.manager}\` at ${clockTime(labelWrite.at)})` : ''}, so pods created since start without the Envoy sidecar: ${bare.length} of ${ref.name}'s. The mesh requires STRICT mTLS, so meshed callers' connections to them are reset (503 UF/URX) and they cannot call meshed services. Fix: put the label back at its source${labelWrite ? ` (${labelWrite.manager})` : ''}, then restart ${ref.name} so its pods get the sidecar.`,
+          scope: `${ref.name} and every meshed caller of it`,
+          affected: [ref],
+          facts: { object: `Namespace/${nsName}`, field: 'metadata.labels.istio-injection', ...(labelWrite ? { manager: labelWrite.manager, changedAt: labelWrite.at.toISOString() } : {}) },
+          supporting,
+          refuting: [],
+        });
+      }
+    }
     return out;
   },
 };
+
+/** The newest managedFields entry that writes metadata.labels. */
+function lastLabelWrite(entries: { manager?: string; time?: Date | string; fieldsV1?: unknown }[]): { manager: string; at: Date; index: number } | undefined {
+  let best: { manager: string; at: Date; index: number } | undefined;
+  entries.forEach((e, index) => {
+    const meta = (e.fieldsV1 as Record<string, Record<string, unknown>> | undefined)?.['f:metadata'];
+    if (!e.time || !meta || !('f:labels' in meta)) return;
+    const at = new Date(e.time);
+    if (!best || at > best.at) best = { manager: e.manager ?? 'unknown', at, index };
+  });
+  return best;
+}
 
 const RESET_LOG = /upstream connect error or disconnect\/reset before headers|reset reason: connection termination|\bU(C|RX)\b/i;
 

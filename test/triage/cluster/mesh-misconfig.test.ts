@@ -39,3 +39,31 @@ describe('mesh-misconfig: TLS disabled towards a STRICT mTLS destination', () =>
     expect(meshMisconfig.analyze(input([strict('bookinfo')], 'DISABLE', false))).toEqual([]);
   });
 });
+
+describe('mesh-misconfig: a namespace that lost its sidecar injection label', () => {
+  function world(labels: Record<string, string>, containers: string[]): ClusterTriageInput {
+    const s = emptySnapshot();
+    s.namespaces = [
+      { metadata: { name: 'shop', labels: { 'istio-injection': 'enabled' } } },
+      { metadata: { name: 'catalog', labels, managedFields: [{ manager: 'argocd-controller', operation: 'Apply', time: new Date(ONSET.getTime() - 2 * 3600_000), fieldsV1: { 'f:metadata': { 'f:labels': { 'f:team': {} } } } }] } },
+    ] as never;
+    s.deployments = [{ metadata: { name: 'catalog-api', namespace: 'catalog' }, spec: { selector: { matchLabels: { app: 'catalog-api' } }, template: { metadata: { labels: { app: 'catalog-api' } }, spec: { containers: [{ name: 'catalog-api' }] } } } }] as never;
+    s.replicaSets = [{ metadata: { name: 'catalog-api-6b9d7c5f48', namespace: 'catalog', ownerReferences: [{ kind: 'Deployment', name: 'catalog-api', controller: true }] } }] as never;
+    s.pods = [{ metadata: { name: 'catalog-api-6b9d7c5f48-v2k7p', namespace: 'catalog', labels: { app: 'catalog-api' }, ownerReferences: [{ kind: 'ReplicaSet', name: 'catalog-api-6b9d7c5f48', controller: true }] }, spec: { containers: containers.map((name) => ({ name })) }, status: { phase: 'Running' } }] as never;
+    s.custom['PeerAuthentication'] = [strict('istio-system')];
+    const topology = buildTopology(s);
+    const reached = new Map([[nodeId({ kind: 'Deployment', namespace: 'catalog', name: 'catalog-api' }), { hops: 1 }]]) as never;
+    return { alert: { labels: {}, labelValues: [] } as never, onset: ONSET, cluster: { snapshot: s, topology, walk: { subjects: [], starts: [], reached, candidates: [] }, subjects: [] }, inputs: [], changes: [], metrics: [], jobs: [] };
+  }
+
+  it('localises to the Namespace, with who last wrote its labels, when its pods run without the sidecar', () => {
+    const [f] = meshMisconfig.analyze(world({ team: 'catalog' }, ['catalog-api']));
+    expect(f).toMatchObject({ component: { kind: 'Namespace', name: 'catalog' }, facts: { object: 'Namespace/catalog', field: 'metadata.labels.istio-injection', manager: 'argocd-controller' }, affected: [{ kind: 'Deployment', namespace: 'catalog', name: 'catalog-api' }] });
+  });
+
+  it('says nothing when the namespace is injected, opted out, or the pods have their sidecar', () => {
+    expect(meshMisconfig.analyze(world({ 'istio-injection': 'enabled' }, ['catalog-api']))).toEqual([]);
+    expect(meshMisconfig.analyze(world({ 'istio-injection': 'disabled' }, ['catalog-api']))).toEqual([]);
+    expect(meshMisconfig.analyze(world({ team: 'catalog' }, ['catalog-api', 'istio-proxy']))).toEqual([]);
+  });
+});
