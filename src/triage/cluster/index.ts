@@ -21,8 +21,9 @@ import { jobFailed } from './job-failed.js';
 import { missingObject } from './missing-object.js';
 import { podCreationBlocked } from './pod-creation-blocked.js';
 import { orphanService } from './orphan-service.js';
+import { untrustedCa } from './untrusted-ca.js';
 
-export const clusterAnalyzers: ClusterAnalyzer[] = [podCreationBlocked, jobFailed, missingObject, dnsFailure, credentialsRejected, externalDependency, ingressMisroute, meshMisconfig, orphanService, nodeHealth, clockSkew, diskFull, queueBacklog, chaosExperiment, rbacDenied, backgroundNoiseCluster];
+export const clusterAnalyzers: ClusterAnalyzer[] = [podCreationBlocked, jobFailed, missingObject, dnsFailure, credentialsRejected, externalDependency, ingressMisroute, meshMisconfig, orphanService, untrustedCa, nodeHealth, clockSkew, diskFull, queueBacklog, chaosExperiment, rbacDenied, backgroundNoiseCluster];
 
 export function runClusterTriage(input: ClusterTriageInput, registry: ClusterAnalyzer[] = clusterAnalyzers): { findings: Finding[]; errors: string[] } {
   const findings: Finding[] = [];
