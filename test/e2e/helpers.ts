@@ -1,3 +1,5 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { renderBlocksAsText } from '../../src/slack/blocks/text.js';
@@ -29,3 +31,46 @@ export async function eventually<T>(probe: () => Promise<T | undefined | null | 
     await new Promise((r) => setTimeout(r, 50));
   }
 }
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+/** A loopback port nothing listens on right now. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * Run the real entry point (`npm start`'s src/main.ts) as its own process, against the fakes; resolves once
+ * /healthz answers. With `logs`, its output is collected there (one entry per line) instead of inherited.
+ */
+export async function startVigilProcess(env: Record<string, string>, port: number, o: { logs?: string[]; logLevel?: string; timeoutMs?: number } = {}): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: root,
+    env: { ...process.env, ...env, PORT: String(port), LOG_LEVEL: o.logLevel ?? 'warn' },
+    stdio: ['ignore', o.logs ? 'pipe' : 'inherit', o.logs ? 'pipe' : 'inherit'],
+  });
+  const collect = (b: Buffer) => o.logs!.push(...b.toString().split('\n').filter(Boolean));
+  if (o.logs) {
+    child.stdout!.on('data', collect);
+    child.stderr!.on('data', collect);
+  }
+  const deadline = Date.now() + (o.timeoutMs ?? 20_000);
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`vigil exited early with ${child.exitCode}${o.logs ? `: ${o.logs.slice(-5).join('\n')}` : ''}`);
+    try {
+      if ((await fetch(`http://127.0.0.1:${port}/healthz`)).ok) return child;
+    } catch {
+      /* not listening yet */
+    }
+    if (Date.now() > deadline) throw new Error(`vigil did not become healthy in ${(o.timeoutMs ?? 20_000) / 1000} s`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+

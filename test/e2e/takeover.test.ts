@@ -4,51 +4,14 @@
  * investigation over once the dead worker's lease expires (its sweep), finishes it, and the thread has each
  * post once. PostgreSQL is the multi-replica store; SQLite (one file, two processes) is checked too.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import type { ChildProcess } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/store/db.js';
 import { createTestDatabase, testProviders, type TestDatabase } from '../store/test-databases.js';
 import { ALERT_CHANNEL, startWorld, type World } from '../support/world.js';
-import { acceptedPosts, DEMO_SCENARIO, eventually } from './helpers.js';
+import { acceptedPosts, DEMO_SCENARIO, eventually, freePort, startVigilProcess } from './helpers.js';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const LEASE_SECONDS = 2;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-/** The real entry point (src/main.ts) as its own process, against the fakes; resolves once /healthz answers. */
-async function startVigilProcess(env: Record<string, string>, port: number, logs: string[]): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: root,
-    env: { ...process.env, ...env, PORT: String(port), LOG_LEVEL: 'info' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child.stdout!.on('data', (b: Buffer) => logs.push(...b.toString().split('\n').filter(Boolean)));
-  child.stderr!.on('data', (b: Buffer) => logs.push(...b.toString().split('\n').filter(Boolean)));
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`vigil exited early with ${child.exitCode}: ${logs.slice(-5).join('\n')}`);
-    try {
-      if ((await fetch(`http://127.0.0.1:${port}/healthz`)).ok) return child;
-    } catch {
-      /* not listening yet */
-    }
-    if (Date.now() > deadline) throw new Error('vigil did not become healthy in 30 s');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describe.each(testProviders)('takeover of an orphaned investigation (%s)', (provider) => {
   let world: World | undefined;
@@ -71,9 +34,9 @@ describe.each(testProviders)('takeover of an orphaned investigation (%s)', (prov
     const [portA, portB] = [await freePort(), await freePort()];
     const logsA: string[] = [];
     const logsB: string[] = [];
-    const a = await startVigilProcess(world.env, portA, logsA);
+    const a = await startVigilProcess(world.env, portA, { logs: logsA, logLevel: 'info', timeoutMs: 30_000 });
     children.push(a);
-    const b = await startVigilProcess(world.env, portB, logsB);
+    const b = await startVigilProcess(world.env, portB, { logs: logsB, logLevel: 'info', timeoutMs: 30_000 });
     children.push(b);
     // Slack delivers events to replica A only (one replica behind the load balancer got the post).
     world.slack.setEventsTarget({ url: `http://127.0.0.1:${portA}/slack/events`, signingSecret: world.env.SLACK_SIGNING_SECRET! });

@@ -167,21 +167,23 @@ export const configChange: Analyzer = {
       const title = `${objectName} edited by \`${who}\`${keyText} ${relativeToOnset(w.at, input.onset)}`;
       const mechanism0 = `${objectName}, which ${t.name} reads (${obj.usedBy}), was ${w.created ? 'introduced by a rollout' : `edited${keyText} by \`${who}\` (field manager \`${w.manager}\`)`}${w.created ? keyText : ''} at ${clockTime(w.at)}, ${relativeToOnset(w.at, input.onset)}`;
 
+      // The edit cleared by its timing: kept on the board as ruled out, with what clears it.
+      const ruledOut = (mechanismTail: string, reason: string, refuting: Evidence[]): Finding => ({
+        key,
+        analyzer: 'config-change',
+        status: 'ruled_out',
+        confidence: 0.05,
+        title,
+        component,
+        mechanism: `${mechanism0}; ${mechanismTail}`,
+        reason,
+        facts,
+        supporting: [writeEvidence],
+        refuting,
+      });
       if (timing.relation === 'before' && timing.earlierMetric) {
         const m = timing.earlierMetric;
-        out.push({
-          key,
-          analyzer: 'config-change',
-          status: 'ruled_out',
-          confidence: 0.05,
-          title,
-          component,
-          mechanism: `${mechanism0}; but the symptoms began earlier.`,
-          reason: `${metricWord(m.metric)} started at ${clockTime(m.start)}, ${humanDuration(w.at.getTime() - m.start.getTime())} BEFORE ${objectName} was edited`,
-          facts,
-          supporting: [writeEvidence],
-          refuting: [m.evidence],
-        });
+        out.push(ruledOut('but the symptoms began earlier.', `${metricWord(m.metric)} started at ${clockTime(m.start)}, ${humanDuration(w.at.getTime() - m.start.getTime())} BEFORE ${objectName} was edited`, [m.evidence]));
         continue;
       }
 
@@ -197,19 +199,14 @@ export const configChange: Analyzer = {
       const loadedAt = applied?.at ?? startedSince;
       const symptomsAt = timing.delayMs !== undefined ? new Date(w.at.getTime() + timing.delayMs) : undefined;
       if (loadedAt && symptomsAt && symptomsAt.getTime() - loadedAt.getTime() > SERVED_FINE_MS) {
-        out.push({
-          key,
-          analyzer: 'config-change',
-          status: 'ruled_out',
-          confidence: 0.05,
-          title,
-          component,
-          mechanism: `${mechanism0}; ${t.name} loaded it at ${clockTime(loadedAt)} and served for ${humanDuration(symptomsAt.getTime() - loadedAt.getTime())} before the symptoms began at ${clockTime(symptomsAt)}.`,
-          reason: `${t.name} ran with the edited ${objectName} from ${clockTime(loadedAt)} for ${humanDuration(symptomsAt.getTime() - loadedAt.getTime())} before the symptoms began (${clockTime(symptomsAt)})`,
-          facts,
-          supporting: [writeEvidence],
-          refuting: [...timing.metricsAfter.slice(0, 1).map((m) => m.evidence), ...timing.logsAfter.slice(0, 1).map((l) => l.evidence)],
-        });
+        const served = humanDuration(symptomsAt.getTime() - loadedAt.getTime());
+        out.push(
+          ruledOut(
+            `${t.name} loaded it at ${clockTime(loadedAt)} and served for ${served} before the symptoms began at ${clockTime(symptomsAt)}.`,
+            `${t.name} ran with the edited ${objectName} from ${clockTime(loadedAt)} for ${served} before the symptoms began (${clockTime(symptomsAt)})`,
+            [...timing.metricsAfter.slice(0, 1).map((m) => m.evidence), ...timing.logsAfter.slice(0, 1).map((l) => l.evidence)],
+          ),
+        );
         continue;
       }
       // An edit long before the symptoms is a candidate only with nothing of its own in between.
