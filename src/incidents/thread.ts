@@ -111,7 +111,10 @@ export class ThreadSync {
       const root: DesiredPost = {
         purpose: 'root',
         threadTs: undefined,
-        message: renderManualRoot({ requestedBy: record.openedBy ?? 'unknown', text: alert ? (JSON.parse(alert.payload) as { text?: string }).text ?? record.title : record.title }),
+        message: renderManualRoot({
+          ...(record.openedBy ? { requestedBy: record.openedBy } : { source: record.source, title: record.title }),
+          text: alert ? (JSON.parse(alert.payload) as { text?: string }).text ?? record.title : record.title,
+        }),
         editable: false,
       };
       let ts: string | undefined;

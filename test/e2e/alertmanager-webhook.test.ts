@@ -6,6 +6,7 @@
  * root itself in VIGIL_ALERTMANAGER_WEBHOOK_CHANNEL) and Slack post first — and a retry of the same webhook
  * notification adds nothing. Fails under CI when the binary is missing, skips with a reason elsewhere.
  */
+import { renderBlocksAsText } from '../../src/slack/blocks/text.js';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { alertmanagerSkipReason, startAlertmanager, startCapturingReceiver, type CapturingReceiver, type RunningAlertmanager } from '../support/alertmanager.js';
 import { ALERT_CHANNEL, startWorld, type World } from '../support/world.js';
@@ -106,6 +107,9 @@ describe.skipIf(skipReason !== undefined)('Alertmanager webhook → Vigil', () =
       const root = world.slack.messages(ALERT_CHANNEL).find((m) => m.ts === incident.threadTs)!;
       expect(root).toBeDefined();
       expect(root.origin).not.toBe('webhook');
+      // It names the alert and where it came from, not a requester nobody was.
+      expect(renderBlocksAsText(root)).toMatch(/Received from alertmanager by webhook/);
+      expect(renderBlocksAsText(root)).not.toMatch(/requested by/i);
       expect(threadText(world.slack, incident.threadTs!).join('\n')).toMatch(/kubectl scale/);
 
       // Alertmanager retries a notification it did not see answered: the same body again is a duplicate.

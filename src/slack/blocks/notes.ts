@@ -32,8 +32,19 @@ export function renderAlreadyTrackedNote(n: { permalink: string }): RenderedMess
 }
 
 /** The root post Vigil makes in the channel for `/sre investigate …`; the investigation thread hangs off it. */
-export function renderManualRoot(n: { requestedBy: string; text: string }): RenderedMessage {
+export function renderManualRoot(n: { requestedBy?: string; source?: string; title?: string; text: string }): RenderedMessage {
   const asked = n.text.trim() || '(no description)';
+  // An alert that arrived by webhook (Alertmanager) has no Slack post to hang from and nobody who asked.
+  if (!n.requestedBy) {
+    const title = (n.title ?? asked).trim();
+    return {
+      text: fallbackText(`Alert from ${n.source ?? 'a webhook'}: ${title}`, 300),
+      blocks: [
+        sectionBlock(`🚨 *${mrkdwnText(title, 250)}*${asked !== title ? `\n>${mrkdwnText(asked, 2500).replace(/\n/g, '\n>')}` : ''}`),
+        contextBlock([`Received from ${mrkdwnText(n.source ?? 'a webhook', 60)} by webhook; Vigil investigates in this thread; reply here to steer it.`]),
+      ],
+    };
+  }
   return {
     text: fallbackText(`Investigation requested: ${asked}`, 300),
     blocks: [
