@@ -144,7 +144,8 @@ async function openPostgres(url: string, opts: OpenDatabaseOptions): Promise<Db>
   // connectionString is safe here: the shadow-database trap (PLATFORM-FACTS §F.4) is CLI-only.
   const adapter = new PrismaPg(
     { connectionString: url, ...(opts.poolSize ? { max: opts.poolSize } : {}) },
-    { onPoolError: (err) => opts.logger?.warn({ err }, 'idle PostgreSQL connection failed') },
+    // The error carries the whole pg client (connection state, types, buffers): log what it says, not it.
+    { onPoolError: (err) => opts.logger?.warn({ err: err.message, code: (err as { code?: string }).code }, 'idle PostgreSQL connection failed; the pool opens a new one') },
   );
   // Both clients are generated from the same models (test/store/schema-parity.test.ts), so their
   // model delegates have the same shapes; only provider internals differ. One `Db` type keeps every

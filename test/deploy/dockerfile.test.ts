@@ -33,13 +33,13 @@ describe('Dockerfile', () => {
     }
   });
 
-  it('runs as a non-root user with a health check on /healthz', () => {
+  it('runs as a non-root user with a health check on /livez (a database blip must not mark the container unhealthy)', () => {
     const userIdx = lines.findIndex((l) => /^USER /i.test(l));
     const cmdIdx = lines.findIndex((l) => /^CMD /i.test(l));
     expect(userIdx).toBeGreaterThan(-1);
     expect(lines[userIdx]).not.toMatch(/USER (root|0)\b/);
     expect(userIdx).toBeLessThan(cmdIdx);
-    expect(text).toMatch(/HEALTHCHECK[\s\S]*\/healthz/);
+    expect(text).toMatch(/HEALTHCHECK[\s\S]*\/livez/);
     expect(lines[cmdIdx]).toMatch(/^CMD \[/); // exec form: signals reach node
   });
 });
