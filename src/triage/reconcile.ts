@@ -158,6 +158,10 @@ function explains(cause: Placed, victim: Placed, t: Topology): boolean {
     // On one component: an object's own finding (a ConfigMap, a flag) explains its workload's symptom.
     return deeperKind(cause.f.component, victim.f.component) && timeOk();
   }
+  // A client that overloads a store (a pile-up of CronJob runs, a flood) is the store's cause, never its victim.
+  const overloads = (f: Finding) => (typeof f.facts?.['overloads'] === 'string' ? f.facts['overloads'] : undefined);
+  if (overloads(victim.f) && overloads(victim.f) === cause.f.component?.name) return false;
+  if (overloads(cause.f) && overloads(cause.f) === victim.f.component?.name) return timeOk();
   const victimRef = refOf(victim.anchor);
   const causeRef = refOf(cause.anchor);
   // A full connection pool is explained by what sits behind the pool (its data store, or the store's

@@ -22,8 +22,9 @@ import { missingObject } from './missing-object.js';
 import { podCreationBlocked } from './pod-creation-blocked.js';
 import { orphanService } from './orphan-service.js';
 import { untrustedCa } from './untrusted-ca.js';
+import { cronjobPileup } from './cronjob-pileup.js';
 
-export const clusterAnalyzers: ClusterAnalyzer[] = [podCreationBlocked, jobFailed, missingObject, dnsFailure, credentialsRejected, externalDependency, ingressMisroute, meshMisconfig, orphanService, untrustedCa, nodeHealth, clockSkew, diskFull, queueBacklog, chaosExperiment, rbacDenied, backgroundNoiseCluster];
+export const clusterAnalyzers: ClusterAnalyzer[] = [podCreationBlocked, jobFailed, cronjobPileup, missingObject, dnsFailure, credentialsRejected, externalDependency, ingressMisroute, meshMisconfig, orphanService, untrustedCa, nodeHealth, clockSkew, diskFull, queueBacklog, chaosExperiment, rbacDenied, backgroundNoiseCluster];
 
 export function runClusterTriage(input: ClusterTriageInput, registry: ClusterAnalyzer[] = clusterAnalyzers): { findings: Finding[]; errors: string[] } {
   const findings: Finding[] = [];
