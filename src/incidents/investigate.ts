@@ -31,7 +31,7 @@ import { runTriage } from '../triage/index.js';
 import { reconcileFindings } from '../triage/reconcile.js';
 import type { Finding } from '../triage/types.js';
 import { TransientSourceError } from '../evidence/transient.js';
-import type { OtherAlert } from '../triage/concurrent-alerts.js';
+import { OTHER_ALERTS_LOOKBACK_MS, type OtherAlert } from '../triage/concurrent-alerts.js';
 
 export interface InvestigationOutcome {
   findings: Finding[];
@@ -98,7 +98,7 @@ export async function investigateDeterministically(alert: Alert, onset: Date, so
   if (!sources.loki) gaps.push('loki: not configured (set LOKI_URL)');
   const window = { since: new Date(onset.getTime() - (sources.changeLookbackMs ?? TIMELINE_LOOKBACK_MS)), until: new Date(Math.min(onset.getTime() + TIMELINE_AFTER_MS, now.getTime())) };
   const othersPromise = sources.otherAlerts
-    ? sources.otherAlerts(alert, new Date(onset.getTime() - 3 * 3600_000), new Date(Math.min(onset.getTime() + TIMELINE_AFTER_MS, now.getTime()))).catch((err) => (gaps.push(describe('other alerts', err)), [] as OtherAlert[]))
+    ? sources.otherAlerts(alert, new Date(onset.getTime() - OTHER_ALERTS_LOOKBACK_MS), new Date(Math.min(onset.getTime() + TIMELINE_AFTER_MS, now.getTime()))).catch((err) => (gaps.push(describe('other alerts', err)), [] as OtherAlert[]))
     : Promise.resolve([] as OtherAlert[]);
   const storedPromise = sources.storedChanges ? sources.storedChanges(window.since, window.until).catch((err) => (gaps.push(describe('stored changes', err)), [])) : Promise.resolve([] as ChangeEvent[]);
 

@@ -24,7 +24,8 @@ export interface OtherAlert {
   citation: { source: string; ref: string; url?: string };
 }
 
-const LOOKBACK_MS = 3 * 3600_000;
+/** How far before the onset another alert counts as a look-alike (the store query uses it too). */
+export const OTHER_ALERTS_LOOKBACK_MS = 3 * 3600_000;
 const AFTER_MS = 5 * 60_000;
 const MAX_RAISED = 6;
 const WORKLOADS = new Set(['Deployment', 'StatefulSet', 'DaemonSet', 'CronJob', 'Job', 'Rollout']);
@@ -41,7 +42,7 @@ export function clearConcurrentAlerts(others: OtherAlert[], origins: Finding[], 
   for (const o of [...others].sort((a, b) => Math.abs(onset - a.firedAt.getTime()) - Math.abs(onset - b.firedAt.getTime()))) {
     if (out.length >= MAX_RAISED) break;
     const at = o.firedAt.getTime();
-    if (at < onset - LOOKBACK_MS || at > onset + AFTER_MS) continue;
+    if (at < onset - OTHER_ALERTS_LOOKBACK_MS || at > onset + AFTER_MS) continue;
     const component = placeOf(o, t);
     if (!component) continue;
     const id = nodeId(component);
