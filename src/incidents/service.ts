@@ -5,6 +5,7 @@ import { fingerprintAlert, fingerprintParts } from '../alerts/fingerprint.js';
 import type { Redactor } from '../redact/index.js';
 import type { Db } from '../store/db.js';
 import { isUniqueViolation } from '../store/db.js';
+import { lockKey } from '../store/locks.js';
 import type { Clock } from './clock.js';
 import { recordAudit } from './audit.js';
 import { sealedWrite } from '../audit/records.js';
@@ -71,6 +72,9 @@ export class IncidentService {
     const now = this.clock.now();
     try {
       return await this.db.$transaction(async (tx) => {
+        // One decision per fingerprint at a time: the webhook's and the Slack post's copies of one alert, on
+        // two replicas at once, must not both read "nothing open" and both open an incident.
+        await lockKey(tx, `incident:${fingerprint}`);
         const existing = await tx.incident.findFirst({
           where: { fingerprint, status: 'open', ...scope },
           orderBy: { openedAt: 'desc' },
