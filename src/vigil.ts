@@ -12,6 +12,7 @@ import { startAuditAnchorer } from './audit/anchor.js';
 import { createProvider } from './agent/providers/index.js';
 import { ApprovalService, SlackUserGroups } from './approvals/index.js';
 import { registerApprovalListeners } from './slack/approval-listeners.js';
+import { countingFetch } from './slack/api-metrics.js';
 import { registerHypothesisListeners } from './slack/hypothesis-listeners.js';
 import type { ModelProvider } from './agent/types.js';
 import { GitHubReader } from './evidence/github/client.js';
@@ -188,8 +189,10 @@ export async function startVigil(config: Config, log: Logger, o: VigilOverrides 
   const service = new IncidentService(db.prisma, { dedupWindowMs: config.incidents.dedupWindowMs, reopenWindowMs: config.incidents.reopenWindowMs }, clock, redactor, log);
   countAlerts(service, metrics);
   let socketUp = false;
-  const app = createSlackApp({ ...config.slack, clientOptions: o.slackClientOptions, botUserId: o.botUserId }, log, routes, { onSocketState: (up) => (socketUp = up) });
-  const postClient = createPostClient({ ...config.slack, clientOptions: o.slackClientOptions }, log);
+  // Every Web API request of every client (Bolt's, Socket Mode's, the post client) is counted by outcome.
+  const slackClientOptions = { ...o.slackClientOptions, fetch: countingFetch(metrics.slackCalls, o.slackClientOptions?.fetch) };
+  const app = createSlackApp({ ...config.slack, clientOptions: slackClientOptions, botUserId: o.botUserId }, log, routes, { onSocketState: (up) => (socketUp = up) });
+  const postClient = createPostClient({ ...config.slack, clientOptions: slackClientOptions }, log);
   for (const client of [app.client, postClient]) countRateLimits(client, metrics);
   const chat = new SlackChat(app.client, log, undefined, postClient);
   countMalformed(chat, metrics);

@@ -74,6 +74,12 @@ export class VigilMetrics {
     labelNames: ['method'] as const,
     registers: [this.registry],
   });
+  readonly slackCalls = new Counter({
+    name: 'vigil_slack_api_calls_total',
+    help: 'Slack Web API requests, by API method and outcome: ok, the Slack error code (ok:false), http_<status>, or transport (no answer).',
+    labelNames: ['method', 'outcome'] as const,
+    registers: [this.registry],
+  });
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });
