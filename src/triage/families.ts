@@ -429,7 +429,7 @@ export const FAULT_FAMILIES: readonly FaultFamily[] = [
     title: 'The database itself is degraded',
     description: 'Lock contention, replication lag, a failover, a runaway query, max connections reached on the server.',
     component: 'the database workload (StatefulSet) or its Service',
-    facts: { database: 'the database', metric: 'what moved (`locks`, `replication_lag`, `connections`)', before: 'baseline', after: 'level', blockingQuery: 'the blocking statement, when known' },
+    facts: { database: 'the database', metric: 'what moved (`locks`, `replication_lag`, `connections`, `memory`, `slow_queries` from its log, `latency_p99` from its exporter)', before: 'baseline', after: 'level', blockingQuery: 'the blocking statement, when known', blockingJob: 'the Job running the blocking statement', since: 'when it degraded (ISO)', dependency: 'the same store, in the dependency-degraded vocabulary', dependencyStart: 'the same as since' },
     fix: 'none automatic',
     sources: ['SREGym postgres_lock_contention_product_catalog, valkey_memory_disruption'],
   },

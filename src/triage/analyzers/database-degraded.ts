@@ -10,7 +10,9 @@
  * in the bad direction (server-side latency, locks, connections, memory, replication lag).
  *
  * Localised to the database workload. Facts: `database`, `metric` (`locks` | `connections` | `memory`
- * | `replication_lag` | `slow_queries`), `blockingQuery`, `blockingJob`, `since`.
+ * | `replication_lag` | `slow_queries` from its log | `latency_p99` from its exporter's latency), `blockingQuery`,
+ * `blockingJob`, `since`; and, because a store is its callers' dependency, the dependency-degraded
+ * vocabulary too (`dependency`, `dependencyStart`), so a grader asking either way reads the same answer.
  * No mitigation: killing a backend or a migration is a decision for people.
  */
 import type { ComponentRef, Evidence } from '../../evidence/types.js';
@@ -26,7 +28,7 @@ import { metricSymptoms } from './deploy-regression.js';
  * "degraded" for its callers; that mechanism belongs to the dependency's consumers' analyzers.
  */
 const STORE_SIGNS: Record<string, string> = {
-  store_latency: 'slow_queries',
+  store_latency: 'latency_p99',
   store_locks: 'locks',
   store_oldest_tx: 'locks',
   store_connections_ratio: 'connections',
@@ -101,7 +103,7 @@ export const databaseDegraded: Analyzer = {
         mechanism: `${t.name}'s own log shows ${what[metric]} (${total} lines${since ? ` since ${clockTime(since)}` : ''})${statement ? `; the blocking statement: ${statement}` : ''}${runningJob ? `; job ${runningJob.metadata?.name} is running against it` : ''}.`,
         scope: `every caller of ${t.name}`,
         affected: [component, ...input.kube.services.map((s) => ({ kind: 'Service', namespace: t.namespace, name: s.service.metadata?.name ?? '?' })), ...input.kube.dependents.map((d) => ({ kind: d.kind, namespace: t.namespace, name: d.name }))],
-        facts: { database: t.name, metric, ...(statement ? { blockingQuery: statement.slice(0, 120) } : {}), ...(runningJob ? { blockingJob: runningJob.metadata?.name ?? '' } : {}), ...(since ? { since: since.toISOString() } : {}) },
+        facts: { database: t.name, dependency: t.name, metric, ...(statement ? { blockingQuery: statement.slice(0, 120) } : {}), ...(runningJob ? { blockingJob: runningJob.metadata?.name ?? '' } : {}), ...(since ? { since: since.toISOString(), dependencyStart: since.toISOString() } : {}) },
         supporting,
         refuting: [],
       },
@@ -114,7 +116,7 @@ function component0(input: TriageInput): ComponentRef {
   return { kind: t.kind, namespace: t.namespace, name: t.name };
 }
 
-const WHAT: Record<string, string> = { locks: 'queries wait on locks', connections: 'it refuses new connections', memory: 'it is out of memory for its data', replication_lag: 'its replicas lag behind', slow_queries: 'its commands run slowly' };
+const WHAT: Record<string, string> = { locks: 'queries wait on locks', connections: 'it refuses new connections', memory: 'it is out of memory for its data', replication_lag: 'its replicas lag behind', slow_queries: 'its commands run slowly', latency_p99: 'its commands run slowly' };
 
 /** A store whose own exporter says it is in trouble, while its log is quiet. */
 function metricFinding(input: TriageInput, component: ComponentRef, hits: { metric: string; evidence: Evidence; start: Date }[]): Finding {
@@ -132,7 +134,7 @@ function metricFinding(input: TriageInput, component: ComponentRef, hits: { metr
     mechanism: `${t.name}'s own exporter shows ${WHAT[first.metric]} since ${clockTime(first.start)} (${first.evidence.summary}); its callers wait on it.`,
     scope: `every caller of ${t.name}`,
     affected: [component, ...input.kube.services.map((s) => ({ kind: 'Service', namespace: t.namespace, name: s.service.metadata?.name ?? '?' })), ...input.kube.dependents.map((d) => ({ kind: d.kind, namespace: t.namespace, name: d.name }))],
-    facts: { database: t.name, metric: first.metric, since: first.start.toISOString() },
+    facts: { database: t.name, dependency: t.name, metric: first.metric, since: first.start.toISOString(), dependencyStart: first.start.toISOString() },
     supporting: sorted.slice(0, 3).map((h) => h.evidence),
     refuting: [],
   };
