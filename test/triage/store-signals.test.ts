@@ -54,8 +54,8 @@ describe('database-degraded from the store\'s own exporter', () => {
     const [f] = databaseDegraded.analyze(input([series('store_latency', -16, 0.000045, 0.061)]));
     expect(f).toMatchObject({ status: 'supported', component: { kind: 'StatefulSet', namespace: 'cache', name: 'sessions-redis' }, facts: { database: 'sessions-redis', metric: 'latency_p99', dependency: 'sessions-redis' } });
     // Both vocabularies date the start the same: the store's latency left its baseline 16 minutes before the onset.
-    expect(f!.facts['dependencyStart']).toBe(at(-16).toISOString());
-    expect(f!.facts['since']).toBe(f!.facts['dependencyStart']);
+    expect(f!.facts!['dependencyStart']).toBe(at(-16).toISOString());
+    expect(f!.facts!['since']).toBe(f!.facts!['dependencyStart']);
     expect(f!.supporting[0]!.citation.ref).toBe('q-store_latency');
   });
 

@@ -33,6 +33,29 @@ function image(j: V1Job | undefined, container?: string): string | undefined {
   return (container ? cs.find((c) => c.name === container) : cs[0])?.image;
 }
 
+/**
+ * The CronJob controller names each Job `<cronjob>-<scheduled time in minutes since the epoch>`, so the
+ * names give the schedule's period (the smallest gap between runs kept) and the runs scheduled after
+ * the last successful one up to the newest: each of those failed, whether or not its Job is still kept.
+ * Only the names are compared with each other (never with the clock or `lastScheduleTime`), so a
+ * controller's clock skew or a replayed recording cannot inflate the count. Undefined when the names do
+ * not carry the time or fewer than two runs are known.
+ */
+export function runsSinceSuccess(lastGood: V1Job | undefined, jobs: V1Job[]): number | undefined {
+  const minuteOf = (j: V1Job) => {
+    const m = /-(\d{7,10})$/.exec(j.metadata?.name ?? '');
+    return m ? Number(m[1]) : undefined;
+  };
+  const good = lastGood ? minuteOf(lastGood) : undefined;
+  if (good === undefined) return undefined;
+  const minutes = [...new Set(jobs.map(minuteOf).filter((m): m is number => m !== undefined))].sort((a, b) => a - b);
+  const gaps = minutes.slice(1).map((m, i) => m - minutes[i]!).filter((g) => g > 0);
+  if (!gaps.length) return undefined;
+  const period = Math.min(...gaps);
+  const n = Math.round((minutes[minutes.length - 1]! - good) / period);
+  return n > 0 ? n : undefined;
+}
+
 export const jobFailed: ClusterAnalyzer = {
   name: 'job-failed',
   analyze(input: ClusterTriageInput): Finding[] {
@@ -72,7 +95,9 @@ function analyzeOwner(input: ClusterTriageInput, je: JobEvidence): Finding[] {
   const prevImg = lastGood ? image(lastGood, status?.name) : undefined;
   const templateChange = cj ? lastChangeBefore('CronJob', cj.metadata, firstFailedAt) : undefined;
 
-  const facts: Record<string, string | number | boolean> = { job: (failed[0] ?? newest).metadata?.name ?? '?', reason, failedJobs: Math.max(failed.length, stuck ? 1 : 0) };
+  // failedJobsHistoryLimit (default 1) deletes older failed Jobs: the schedule tells how many runs failed since the last success.
+  const sinceSuccess = failed.length && cj ? runsSinceSuccess(lastGood, jobs) : undefined;
+  const facts: Record<string, string | number | boolean> = { job: (failed[0] ?? newest).metadata?.name ?? '?', reason, failedJobs: Math.max(failed.length, sinceSuccess ?? 0, stuck ? 1 : 0) };
   if (lastSuccess) facts['lastSuccessfulTime'] = lastSuccess.toISOString();
   if (status?.name) facts['container'] = status.name;
   if (term?.exitCode !== undefined) facts['exitCode'] = term.exitCode;
