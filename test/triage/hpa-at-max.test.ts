@@ -6,7 +6,7 @@ import type { KubeEvidence } from '../../src/evidence/kubernetes/gather.js';
 import { emptySurroundings } from '../../src/evidence/kubernetes/surroundings.js';
 import type { MetricSummary, SeriesSummary } from '../../src/evidence/prometheus/types.js';
 import type { TriageInput } from '../../src/triage/analyzer.js';
-import { hpaAtMax, readMetrics } from '../../src/triage/analyzers/hpa-at-max.js';
+import { hpaAtMax, queueTriggerFacts, readMetrics } from '../../src/triage/analyzers/hpa-at-max.js';
 
 const onset = new Date('2026-03-01T12:00:00Z');
 const at = (offsetMin: number) => new Date(onset.getTime() + offsetMin * 60_000);
@@ -180,3 +180,16 @@ describe('hpa-at-max analyzer', () => {
   });
 });
 
+
+describe('queueTriggerFacts (a KEDA ScaledObject\'s queue trigger)', () => {
+  it('names the queue and the consumer the way the scaler does', () => {
+    expect(queueTriggerFacts([{ type: 'rabbitmq', metadata: { mode: 'QueueLength', queueName: 'shipments.created', value: '200' } }], 'shipment-consumer')).toEqual({ topic: 'shipments.created', consumer: 'shipment-consumer' });
+    expect(queueTriggerFacts([{ type: 'cpu', metadata: { value: '70' } }, { type: 'kafka', metadata: { topic: 'orders', consumerGroup: 'billing', lagThreshold: '50' } }], 'billing-worker')).toEqual({ topic: 'orders', consumer: 'billing' });
+  });
+
+  it('says nothing for triggers that are not queues, or without a queue name', () => {
+    expect(queueTriggerFacts([{ type: 'cpu', metadata: { value: '70' } }, { type: 'prometheus', metadata: { query: 'sum(rate(x[1m]))' } }], 'api')).toEqual({});
+    expect(queueTriggerFacts([{ type: 'kafka', metadata: { consumerGroup: 'g' } }], 'w')).toEqual({});
+    expect(queueTriggerFacts(undefined, 'w')).toEqual({});
+  });
+});

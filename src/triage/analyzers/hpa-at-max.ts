@@ -92,7 +92,7 @@ function atMax(h: V2HorizontalPodAutoscaler): boolean {
 
 export const hpaAtMax: Analyzer = {
   name: 'hpa-at-max',
-  analyze({ kube, onset, metrics, changes }: TriageInput): Finding[] {
+  analyze({ kube, onset, metrics, changes, cluster }: TriageInput): Finding[] {
     const t = kube.target;
     if (!t) return [];
     const out: Finding[] = [];
@@ -168,6 +168,9 @@ export const hpaAtMax: Analyzer = {
             .filter((c) => c.target.kind === 'ScaledObject' && c.target.name === scaledObject && c.target.namespace === t.namespace && c.at.getTime() <= (limitedSince ?? onset).getTime() + 60_000 && onset.getTime() - c.at.getTime() <= CHANGE_WINDOW_MS)
             .sort((a, b) => b.at.getTime() - a.at.getTime())[0]
         : undefined;
+      // A queue trigger names what the consumer falls behind on: the grader's and the responder's `topic`/`consumer`.
+      const so = scaledObject ? (cluster?.snapshot.custom['ScaledObject'] ?? []).find((o) => o.metadata.namespace === t.namespace && o.metadata.name === scaledObject) : undefined;
+      Object.assign(facts, queueTriggerFacts(so?.spec?.['triggers'], t.name));
       if (ceilingEdit && driver !== 'load') {
         driver = 'misconfiguration';
         facts.scaledObject = scaledObject!;
@@ -328,4 +331,37 @@ function scalingBehind(h: V2HorizontalPodAutoscaler, onset: Date) {
   });
   if (!slow && !edit) return undefined;
   return { current, desired, over, slow, edit, rateLimited };
+}
+
+/** KEDA trigger metadata keys naming the queue (first that is set wins) and the consumer group, per scaler type. */
+const QUEUE_KEYS: Record<string, { topic: string[]; consumer?: string[] }> = {
+  kafka: { topic: ['topic'], consumer: ['consumerGroup'] },
+  rabbitmq: { topic: ['queueName'] },
+  'aws-sqs-queue': { topic: ['queueURL', 'queueName'] },
+  'azure-servicebus': { topic: ['queueName', 'topicName'], consumer: ['subscriptionName'] },
+  'azure-queue': { topic: ['queueName'] },
+  'gcp-pubsub': { topic: ['subscriptionName', 'topicName'] },
+  'redis-streams': { topic: ['stream'], consumer: ['consumerGroup'] },
+  'nats-jetstream': { topic: ['stream'], consumer: ['consumer'] },
+  stan: { topic: ['subject'], consumer: ['queueGroup'] },
+  'redis': { topic: ['listName'] },
+  pulsar: { topic: ['topic'], consumer: ['subscription'] },
+};
+
+/**
+ * `topic` and `consumer` from a ScaledObject's first queue trigger (KEDA scaler docs' metadata names):
+ * the consumer is the trigger's consumer group when it names one, else the scaled workload.
+ */
+export function queueTriggerFacts(triggers: unknown, workload: string): { topic?: string; consumer?: string } {
+  if (!Array.isArray(triggers)) return {};
+  for (const t of triggers as { type?: string; metadata?: Record<string, unknown> }[]) {
+    const keys = t?.type ? QUEUE_KEYS[t.type] : undefined;
+    if (!keys) continue;
+    const md = t.metadata ?? {};
+    const pick = (names: string[] = []) => names.map((n) => md[n]).find((v): v is string => typeof v === 'string' && v.length > 0);
+    const topic = pick(keys.topic);
+    if (!topic) continue;
+    return { topic, consumer: pick(keys.consumer) ?? workload };
+  }
+  return {};
 }
