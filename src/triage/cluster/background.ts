@@ -96,6 +96,13 @@ export const backgroundNoiseCluster: ClusterAnalyzer = {
       const done = (j.status?.conditions ?? []).some((c) => c.type === 'Complete' && c.status === 'True');
       const state = failed ? 'failed' : done ? 'completed' : (j.status?.active ?? 0) > 0 ? 'running' : 'ran';
       out.push(noise(`noise:job:${ns}/${name}`, ref, `job ${name} ${state}`, `Job ${ns}/${name} ${state} (created ${clockTime(new Date(created))}).`, `no path from ${from} to it`, objectCitation('Job', ns, name, 'status')));
+      // A failing run is its CronJob's failure, and the CronJob is what people name (as for unhealthy job pods above).
+      const cronKey = cronEdge ? `noise:workload:${cronEdge.from}` : undefined;
+      if (failed && cronEdge && !out.some((f) => f.key === cronKey)) {
+        const c = cronEdge.from.split('/');
+        const cron = c.slice(2).join('/');
+        out.push(noise(cronKey!, { kind: 'CronJob', namespace: c[1], name: cron }, `cronjob ${cron}: its job ${name} failed`, `CronJob ${c[1]}/${cron} ran job ${name}, which failed (created ${clockTime(new Date(created))}).`, `no path from ${from} to it`, objectCitation('CronJob', c[1] ?? ns, cron)));
+      }
     }
 
     // Nodes: trouble that reaches none of the reached workloads, or that recovered long ago.
