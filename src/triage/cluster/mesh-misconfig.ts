@@ -4,7 +4,10 @@
  *   after a game day, or re-applied by a sync): localised to the VirtualService;
  * - a route to a DestinationRule subset whose labels no pod of the Service carries (`no healthy upstream`,
  *   Envoy `NR`/`UH`): localised to the DestinationRule;
- * - a route to a host no Service serves: the VirtualService.
+ * - a route to a host no Service serves: the VirtualService;
+ * - a DestinationRule's outlier detection that ejects on one or two errors and may eject (nearly) every host,
+ *   edited before the onset or with callers reporting `no healthy upstream`/UH: the DestinationRule;
+ * - TLS disabled towards a STRICT-mTLS Service, and a namespace that lost sidecar injection (below).
  * Corroborated by the callers' symptoms and Envoy's `fault filter abort`/`FI` flags in their logs.
  * Facts: `object` (`Kind/name`), `field`, `value`, `manager`, `changedAt`. Mitigation: `restore_object`
  * puts the VirtualService's or DestinationRule's previous spec back when it is known (a `kubectl edit`
@@ -94,6 +97,24 @@ export const meshMisconfig: ClusterAnalyzer = {
       f.supporting.push(...logHits(input.inputs, RESET_LOG).slice(0, 2).map((h) => logEvidence(h, 'the callers\' sidecars report it')));
       out.push(f);
     }
+    // A DestinationRule whose outlier detection ejects on one or two errors and may eject (nearly) every
+    // host: one blip empties the pool, and callers get 503 "no healthy upstream" (Envoy UH) while the
+    // pods are Running and Ready. Only when the rule changed before the onset or the callers' sidecars
+    // report UH: an old, quiet policy is how the team runs, not the fault.
+    for (const dr of s.custom['DestinationRule'] ?? []) {
+      const ns = dr.metadata.namespace ?? '';
+      const svc = serviceOfHost(String(dr.spec?.['host'] ?? ''), ns);
+      if (!svc || !reached.has(nodeId({ kind: 'Service', namespace: svc.namespace, name: svc.name }))) continue;
+      const od = ejectsAll(dr);
+      if (!od) continue;
+      const change = lastChangeBefore(dr.kind, dr.metadata, input.onset);
+      const recent = change && input.onset.getTime() - change.at.getTime() <= OUTLIER_CHANGE_MS;
+      const uh = logHits(input.inputs, NO_HEALTHY_LOG).slice(0, 2);
+      if (!recent && !uh.length) continue;
+      const f = finding(input, dr, od.field, od.value, `ejects a host of ${svc.name} after ${od.errors} error${od.errors === 1 ? '' : 's'} and may eject ${od.maxPercent}% of them: one burst of errors leaves no healthy upstream, and callers get 503 while the pods are Ready`, recent && uh.length ? 0.9 : 0.84);
+      f.supporting.push(...uh.map((h) => logEvidence(h, 'the callers\' sidecars find no healthy upstream')));
+      out.push(f);
+    }
     // A namespace that lost its injection label (istio-injection=enabled, or istio.io/rev) while the mesh
     // injects by namespace and requires STRICT mTLS: pods created since run without the Envoy sidecar, so
     // meshed callers cannot reach them and they cannot reach the mesh. Localised to the Namespace.
@@ -151,6 +172,34 @@ function lastLabelWrite(entries: { manager?: string; time?: Date | string; field
     if (!best || at > best.at) best = { manager: e.manager ?? 'unknown', at, index };
   });
   return best;
+}
+
+/** Envoy with every host ejected or unhealthy: `no healthy upstream`, response flag UH. */
+const NO_HEALTHY_LOG = /no healthy upstream|\bUH\b/;
+/** An outlier-detection edit this long before the onset can be what emptied the pool. */
+const OUTLIER_CHANGE_MS = 6 * 3600_000;
+
+interface OutlierDetection {
+  consecutive5xxErrors?: number;
+  consecutiveErrors?: number;
+  consecutiveGatewayErrors?: number;
+  maxEjectionPercent?: number;
+}
+
+/**
+ * The outlier detection of a DestinationRule (its trafficPolicy, else a port's) that ejects on one or two
+ * consecutive errors with maxEjectionPercent of 50 or more (Istio's default is 10%, which keeps most hosts).
+ */
+export function ejectsAll(dr: CustomObject): { field: string; value: string; errors: number; maxPercent: number } | undefined {
+  const policy = dr.spec?.['trafficPolicy'] as { outlierDetection?: OutlierDetection; portLevelSettings?: { outlierDetection?: OutlierDetection }[] } | undefined;
+  const candidates: [string, OutlierDetection | undefined][] = [['spec.trafficPolicy.outlierDetection', policy?.outlierDetection], ...(policy?.portLevelSettings ?? []).map((p, i): [string, OutlierDetection | undefined] => [`spec.trafficPolicy.portLevelSettings[${i}].outlierDetection`, p.outlierDetection])];
+  for (const [field, od] of candidates) {
+    if (!od) continue;
+    const errors = Math.min(...[od.consecutive5xxErrors, od.consecutiveErrors, od.consecutiveGatewayErrors].map(Number).filter((n) => Number.isFinite(n) && n > 0));
+    const maxPercent = Number(od.maxEjectionPercent ?? 10);
+    if (Number.isFinite(errors) && errors <= 2 && maxPercent >= 50) return { field, value: `ejects after ${errors} consecutive error${errors === 1 ? '' : 's'}, maxEjectionPercent ${maxPercent}`, errors, maxPercent };
+  }
+  return undefined;
 }
 
 const RESET_LOG = /upstream connect error or disconnect\/reset before headers|reset reason: connection termination|\bU(C|RX)\b/i;

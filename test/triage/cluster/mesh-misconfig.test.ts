@@ -67,3 +67,28 @@ describe('mesh-misconfig: a namespace that lost its sidecar injection label', ()
     expect(meshMisconfig.analyze(world({ team: 'catalog' }, ['catalog-api', 'istio-proxy']))).toEqual([]);
   });
 });
+
+describe('mesh-misconfig: outlier detection that can eject every host', () => {
+  const od = (o: Record<string, unknown>, changedMinAgo?: number): ClusterTriageInput => {
+    const s = emptySnapshot();
+    s.services = [{ metadata: { name: 'product-catalog', namespace: 'shop' }, spec: { selector: { app: 'product-catalog' } } }] as never;
+    const dr = obj('DestinationRule', 'shop', 'product-catalog', { host: 'product-catalog', trafficPolicy: { outlierDetection: o } });
+    if (changedMinAgo !== undefined) dr.metadata.managedFields = [{ manager: 'kubectl-client-side-apply', operation: 'Update', time: new Date(ONSET.getTime() - changedMinAgo * 60_000), fieldsV1: { 'f:spec': { 'f:trafficPolicy': { 'f:outlierDetection': {} } } } }] as never;
+    s.custom['DestinationRule'] = [dr];
+    const topology = buildTopology(s);
+    const reached = new Map([[nodeId({ kind: 'Service', namespace: 'shop', name: 'product-catalog' }), { hops: 1 }]]) as never;
+    return { alert: { labels: {}, labelValues: [] } as never, onset: ONSET, cluster: { snapshot: s, topology, walk: { subjects: [], starts: [], reached, candidates: [] }, subjects: [] }, inputs: [], changes: [], metrics: [], jobs: [] };
+  };
+
+  it('blames the DestinationRule edited before the onset to eject on one error, up to 100% of hosts', () => {
+    const [f] = meshMisconfig.analyze(od({ consecutive5xxErrors: 1, interval: '1s', baseEjectionTime: '15m', maxEjectionPercent: 100 }, 14));
+    expect(f).toMatchObject({ status: 'supported', component: { kind: 'DestinationRule', namespace: 'shop', name: 'product-catalog' }, facts: { field: 'spec.trafficPolicy.outlierDetection', manager: 'kubectl-client-side-apply' } });
+    expect(f!.mechanism).toMatch(/no healthy upstream/);
+  });
+
+  it('leaves Istio\'s default ceiling (10%), a tolerant threshold and an old quiet policy alone', () => {
+    expect(meshMisconfig.analyze(od({ consecutive5xxErrors: 1 }, 14))).toEqual([]);
+    expect(meshMisconfig.analyze(od({ consecutive5xxErrors: 5, maxEjectionPercent: 100 }, 14))).toEqual([]);
+    expect(meshMisconfig.analyze(od({ consecutive5xxErrors: 1, maxEjectionPercent: 100 }, 60 * 24 * 30))).toEqual([]);
+  });
+});
