@@ -6,6 +6,9 @@
  * - a rule's backend does not fit its path while another Service of the namespace does (`/api` →
  *   `web-frontend`, while `api-gateway` exists), or its backend Service or port does not exist;
  * - the backend it points at is healthy (ready endpoints): the requests land, on the wrong service.
+ * - or the change set an ingress-nginx rate limit (`limit-rps`, `limit-rpm`, `limit-connections`): the edge
+ *   refuses requests above it while the backends are healthy (facts `annotation`, `value`; no mitigation:
+ *   the previous annotations are not known, and a GitOps source would re-apply an edit).
  * Localised to the Ingress. Facts: `ingress`, `host`, `path`, `backend`, `expectedBackend`, `manager`,
  * `changedAt`. Mitigation: `restore_object` puts the Ingress's previous rules back when they are known
  * (a `kubectl edit` after a `kubectl apply`: its last-applied-configuration; an edit after a Helm
@@ -34,7 +37,10 @@ export const ingressMisroute: ClusterAnalyzer = {
       if (!input.cluster.walk.reached.has(id)) continue;
       const change = lastChangeBefore('Ingress', ing.metadata, input.onset);
       if (!change || input.onset.getTime() - change.at.getTime() > WINDOW_MS) continue;
-      for (const m of misroutes(ing, input)) {
+      const routes = misroutes(ing, input);
+      const limit = routes.length ? undefined : rateLimitSetBy(ing, change.at);
+      if (limit) out.push(rateLimitFinding(input, ing, change, limit));
+      for (const m of routes) {
         const svcs = s.services.filter((x) => x.metadata?.namespace === ns);
         const backend = svcs.find((x) => x.metadata?.name === m.backend);
         const ep = s.endpoints.find((e) => e.metadata?.namespace === ns && e.metadata?.name === m.backend);
@@ -114,6 +120,47 @@ function misroutes(ing: V1Ingress, input: ClusterTriageInput): Misroute[] {
     }
   }
   return out;
+}
+
+/** ingress-nginx's rate-limit annotations (per client IP; over the limit it answers 503 by default, `limit-req-status-code`). */
+const RATE_LIMITS = ['limit-rps', 'limit-rpm', 'limit-connections'].map((k) => `nginx.ingress.kubernetes.io/${k}`);
+
+/**
+ * A rate-limit annotation written by the Ingress's latest change: the managedFields entry stamped at that
+ * change owns it. Its effect waits for traffic, so the edge refuses requests while every backend is healthy.
+ */
+export function rateLimitSetBy(ing: V1Ingress, at: Date): { annotation: string; value: string; burst?: string } | undefined {
+  const entry = (ing.metadata?.managedFields ?? []).find((m) => m.time && Math.abs(new Date(m.time).getTime() - at.getTime()) < 1000);
+  const owned = ((entry?.fieldsV1 as { 'f:metadata'?: { 'f:annotations'?: Record<string, unknown> } } | undefined)?.['f:metadata']?.['f:annotations']) ?? {};
+  const annotations = ing.metadata?.annotations ?? {};
+  const annotation = RATE_LIMITS.find((k) => annotations[k] !== undefined && `f:${k}` in owned);
+  if (!annotation) return undefined;
+  const burst = annotations['nginx.ingress.kubernetes.io/limit-burst-multiplier'];
+  return { annotation, value: String(annotations[annotation]), ...(burst ? { burst } : {}) };
+}
+
+function rateLimitFinding(input: ClusterTriageInput, ing: V1Ingress, change: NonNullable<ReturnType<typeof lastChangeBefore>>, limit: { annotation: string; value: string; burst?: string }): Finding {
+  const ns = ing.metadata?.namespace ?? '';
+  const name = ing.metadata?.name ?? '?';
+  const key = limit.annotation.split('/')[1]!;
+  const host = ing.spec?.rules?.find((r) => r.host)?.host;
+  const backends = [...new Set((ing.spec?.rules ?? []).flatMap((r) => (r.http?.paths ?? []).map((p) => p.backend?.service?.name).filter((x): x is string => !!x)))];
+  const what = `${key}: "${limit.value}"${limit.burst ? ` (burst ×${limit.burst})` : ''}`;
+  return {
+    key: `ingress-misroute:${ns}/Ingress/${name}/rate-limit`,
+    analyzer: 'ingress-misroute',
+    family: 'ingress-misroute',
+    status: 'supported',
+    confidence: 0.84,
+    title: `Ingress ${name} rate-limits every client to ${what} since ${change.actor}'s change ${humanDuration(input.onset.getTime() - change.at.getTime())} before the alert`,
+    component: { kind: 'Ingress', namespace: ns, name },
+    mechanism: `${change.summary} at ${clockTime(change.at)} set ${limit.annotation}="${limit.value}": ingress-nginx refuses what each client address sends above it (503 by default), before the requests reach ${backends.join(', ') || 'the backends'}, which stay healthy. Behind a CDN or load balancer many users share one address.`,
+    scope: `every request for ${host ?? name} over the limit`,
+    affected: [{ kind: 'Ingress', namespace: ns, name }, ...backends.flatMap((b) => [{ kind: 'Service', namespace: ns, name: b }, ...behind(input, ns, b)])],
+    facts: { ingress: name, ...(host ? { host } : {}), annotation: limit.annotation, value: limit.value, manager: change.actor, changedAt: change.at.toISOString() },
+    supporting: [changeEvidence(change, input.onset), { kind: 'object', summary: `Ingress ${ns}/${name}: ${limit.annotation} = "${limit.value}"${limit.burst ? `, limit-burst-multiplier = "${limit.burst}"` : ''}`, citation: objectCitation('Ingress', ns, name, 'metadata.annotations') }],
+    refuting: [],
+  };
 }
 
 /** The workloads a Service selects. */
