@@ -12,7 +12,7 @@
 // - rows written before the chain existed (hash NULL) are sealed, oldest first from GENESIS_HASH, by the
 //   first append that finds no hashed row at all. A NULL hash after that is reported as tampering.
 import { createHash } from 'node:crypto';
-import type { Db } from '../store/db.js';
+import { providerOf, type Db } from '../store/db.js';
 import { cleanDeep } from '../store/sanitize.js';
 import type { DbTx } from '../store/tx.js';
 
@@ -61,10 +61,6 @@ function isRootClient(client: AuditClient): client is Db {
   return typeof (client as Partial<Db>).$transaction === 'function';
 }
 
-/** Prisma keeps the schema's provider on the client (and on its transaction proxies). */
-function providerOf(client: AuditClient): string {
-  return String((client as unknown as { _activeProvider?: unknown })._activeProvider ?? 'sqlite');
-}
 
 /**
  * Takes the chain's append lock for the rest of `tx` (idempotent within one transaction: PostgreSQL

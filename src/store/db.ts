@@ -82,6 +82,11 @@ export function describeDatabaseUrl(url: string): string {
   return url.replace(/^(postgres(?:ql)?:\/\/[^:/@]*:)[^@]*@/i, '$1***@');
 }
 
+/** The provider of a client or a transaction proxy: Prisma keeps the schema's provider on both. */
+export function providerOf(client: object): Provider {
+  return (client as { _activeProvider?: unknown })._activeProvider === 'postgresql' ? 'postgresql' : 'sqlite';
+}
+
 /** True when a Prisma call failed on a unique constraint (P2002), on either provider. */
 export function isUniqueViolation(error: unknown): boolean {
   return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 'P2002';

@@ -1,3 +1,4 @@
+import { providerOf } from './db.js';
 import type { DbTx } from './tx.js';
 
 /**
@@ -11,9 +12,4 @@ import type { DbTx } from './tx.js';
 export async function lockKey(tx: DbTx, key: string): Promise<void> {
   if (providerOf(tx) === 'postgresql') await tx.$executeRawUnsafe('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', key);
   else await tx.$executeRawUnsafe('UPDATE "Incident" SET "id" = "id" WHERE 0');
-}
-
-/** Prisma keeps the schema's provider on the client and on its transaction proxies. */
-function providerOf(client: DbTx): string {
-  return String((client as unknown as { _activeProvider?: unknown })._activeProvider ?? 'sqlite');
 }

@@ -77,10 +77,7 @@ export const backgroundNoiseCluster: ClusterAnalyzer = {
       // The CronJob behind a Job's pod is what people name.
       const cron = w.ref.kind === 'Job' ? t.incoming(nodeId(w.ref)).find((e) => e.kind === 'owns') : undefined;
       out.push(noise(`noise:workload:${nodeId(w.ref)}`, w.ref, `${w.ref.name}: ${w.problem.split(' (')[0]} (${w.pods.length} pod${w.pods.length === 1 ? '' : 's'})`, `${w.ref.kind} ${w.ref.namespace}/${w.ref.name} has unhealthy pods: ${w.pods.slice(0, 3).join(', ')} (${w.problem}).`, w.why, objectCitation(w.ref.kind, w.ref.namespace, w.ref.name, 'status')));
-      if (cron) {
-        const c = cron.from.split('/');
-        out.push(noise(`noise:workload:${cron.from}`, { kind: 'CronJob', namespace: c[1], name: c.slice(2).join('/') }, `cronjob ${c.slice(2).join('/')}: its job ${w.ref.name} fails`, `CronJob ${c[1]}/${c.slice(2).join('/')} runs job ${w.ref.name}, which has unhealthy pods.`, w.why, objectCitation('CronJob', c[1], c.slice(2).join('/'))));
-      }
+      if (cron) out.push(cronJobNoise(cron.from, (c) => [`cronjob ${c}: its job ${w.ref.name} fails`, `runs job ${w.ref.name}, which has unhealthy pods.`], w.why));
     }
 
     // Jobs that ran in the last hours elsewhere: completed or failed, they are the cluster's routine.
@@ -97,11 +94,8 @@ export const backgroundNoiseCluster: ClusterAnalyzer = {
       const state = failed ? 'failed' : done ? 'completed' : (j.status?.active ?? 0) > 0 ? 'running' : 'ran';
       out.push(noise(`noise:job:${ns}/${name}`, ref, `job ${name} ${state}`, `Job ${ns}/${name} ${state} (created ${clockTime(new Date(created))}).`, `no path from ${from} to it`, objectCitation('Job', ns, name, 'status')));
       // A failing run is its CronJob's failure, and the CronJob is what people name (as for unhealthy job pods above).
-      const cronKey = cronEdge ? `noise:workload:${cronEdge.from}` : undefined;
-      if (failed && cronEdge && !out.some((f) => f.key === cronKey)) {
-        const c = cronEdge.from.split('/');
-        const cron = c.slice(2).join('/');
-        out.push(noise(cronKey!, { kind: 'CronJob', namespace: c[1], name: cron }, `cronjob ${cron}: its job ${name} failed`, `CronJob ${c[1]}/${cron} ran job ${name}, which failed (created ${clockTime(new Date(created))}).`, `no path from ${from} to it`, objectCitation('CronJob', c[1] ?? ns, cron)));
+      if (failed && cronEdge && !out.some((f) => f.key === `noise:workload:${cronEdge.from}`)) {
+        out.push(cronJobNoise(cronEdge.from, (c) => [`cronjob ${c}: its job ${name} failed`, `ran job ${name}, which failed (created ${clockTime(new Date(created))}).`], `no path from ${from} to it`));
       }
     }
 
@@ -138,6 +132,14 @@ export const backgroundNoiseCluster: ClusterAnalyzer = {
     return out.slice(0, MAX);
   },
 };
+
+/** The CronJob (graph node id `CronJob/<ns>/<name>`) behind a noisy Job, told by its own name: `words(name)` gives the title and what it did. */
+function cronJobNoise(id: string, words: (name: string) => [title: string, did: string], reason: string): Finding {
+  const [, namespace = '', ...rest] = id.split('/');
+  const name = rest.join('/');
+  const [title, did] = words(name);
+  return noise(`noise:workload:${id}`, { kind: 'CronJob', namespace, name }, title, `CronJob ${namespace}/${name} ${did}`, reason, objectCitation('CronJob', namespace, name));
+}
 
 function noise(key: string, component: ComponentRef, title: string, mechanism: string, reason: string, citation: ReturnType<typeof objectCitation>, at?: Date): Finding {
   return {

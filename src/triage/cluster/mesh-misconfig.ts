@@ -80,10 +80,12 @@ export const meshMisconfig: ClusterAnalyzer = {
     // A DestinationRule that turns TLS off towards a Service whose PeerAuthentication requires mTLS: the
     // sidecar of the destination refuses the plain-text connection (callers see 503 with UC/URX, "upstream
     // connect error or disconnect/reset before headers. reset reason: connection termination").
-    for (const dr of s.custom['DestinationRule'] ?? []) {
-      const ns = dr.metadata.namespace ?? '';
-      const svc = serviceOfHost(String(dr.spec?.['host'] ?? ''), ns);
-      if (!svc || !reached.has(nodeId({ kind: 'Service', namespace: svc.namespace, name: svc.name }))) continue;
+    // The DestinationRules whose host is a Service on the walk's path, with that Service.
+    const rulesOnPath = (s.custom['DestinationRule'] ?? []).flatMap((dr) => {
+      const svc = serviceOfHost(String(dr.spec?.['host'] ?? ''), dr.metadata.namespace ?? '');
+      return svc && reached.has(nodeId({ kind: 'Service', namespace: svc.namespace, name: svc.name })) ? [{ dr, svc }] : [];
+    });
+    for (const { dr, svc } of rulesOnPath) {
       const policy = dr.spec?.['trafficPolicy'] as { tls?: { mode?: string }; portLevelSettings?: { port?: { number?: number }; tls?: { mode?: string } }[] } | undefined;
       const plain = policy?.tls?.mode === 'DISABLE' ? { field: 'spec.trafficPolicy.tls.mode' } : (() => {
         const i = (policy?.portLevelSettings ?? []).findIndex((p) => p.tls?.mode === 'DISABLE');
@@ -101,10 +103,7 @@ export const meshMisconfig: ClusterAnalyzer = {
     // host: one blip empties the pool, and callers get 503 "no healthy upstream" (Envoy UH) while the
     // pods are Running and Ready. Only when the rule changed before the onset or the callers' sidecars
     // report UH: an old, quiet policy is how the team runs, not the fault.
-    for (const dr of s.custom['DestinationRule'] ?? []) {
-      const ns = dr.metadata.namespace ?? '';
-      const svc = serviceOfHost(String(dr.spec?.['host'] ?? ''), ns);
-      if (!svc || !reached.has(nodeId({ kind: 'Service', namespace: svc.namespace, name: svc.name }))) continue;
+    for (const { dr, svc } of rulesOnPath) {
       const od = ejectsAll(dr);
       if (!od) continue;
       const change = lastChangeBefore(dr.kind, dr.metadata, input.onset);
