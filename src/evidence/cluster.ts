@@ -93,11 +93,14 @@ async function clusterMetrics(client: PrometheusClient, s: ClusterSnapshot, reac
     entries.push({
       id: 'node_conntrack',
       title: 'Node conntrack entries / limit',
-      template: `max by (instance) (node_nf_conntrack_entries{instance=~"(${inst})(:[0-9]+)?"} / node_nf_conntrack_entries_limit{instance=~"(${inst})(:[0-9]+)?"})`,
+      template: `max by (instance) (node_nf_conntrack_entries{instance=~"(${inst})(:[0-9]+)?"} / node_nf_conntrack_entries_limit{instance=~"(${inst})(:[0-9]+)?"}) or max by (node) (node_nf_conntrack_entries{node=~"${inst}"} / node_nf_conntrack_entries_limit{node=~"${inst}"})`,
       unit: 'ratio',
       badWhen: 'high',
       threshold: 0.9,
     });
+    // The absolute numbers too: "262144 of 262144" is what a responder compares with nf_conntrack_max.
+    entries.push({ id: 'node_conntrack_entries', title: 'Node conntrack entries', template: `max by (instance) (node_nf_conntrack_entries{instance=~"(${inst})(:[0-9]+)?"}) or max by (node) (node_nf_conntrack_entries{node=~"${inst}"})`, unit: 'entries', badWhen: 'high' });
+    entries.push({ id: 'node_conntrack_limit', title: 'Node conntrack limit', template: `max by (instance) (node_nf_conntrack_entries_limit{instance=~"(${inst})(:[0-9]+)?"}) or max by (node) (node_nf_conntrack_entries_limit{node=~"${inst}"})`, unit: 'entries', badWhen: 'low' });
   }
   const groups = [...new Set(subjectLabels.flatMap((l) => [l['consumergroup'], l['consumer_group'], l['group']]).filter((x): x is string => !!x))];
   const topics = [...new Set(subjectLabels.flatMap((l) => [l['topic'], l['messaging_destination_name']]).filter((x): x is string => !!x))];

@@ -174,6 +174,12 @@ export async function investigateDeterministically(alert: Alert, onset: Date, so
   for (const m of metricsBy) for (const s of m?.summaries ?? []) if (s.status === 'error' && s.error) gaps.push(`${s.citation.source}: ${s.error}`);
   for (const l of logsBy) for (const s of l?.summaries ?? []) if (s.status === 'error' && s.error) gaps.push(`${s.citation.source}: ${s.error}`);
 
+  // Cluster-wide evidence (node, volume and queue metrics; jobs) before any triage: a candidate's own
+  // analyzer corroborates with it too (a conntrack error in its logs, the node's table in the metrics).
+  const subjectLabels = alert.members?.length ? alert.members.map((m) => ({ ...alert.labels, ...m.labels })) : [alert.labels];
+  const clusterEvidence = await gatherClusterEvidence({ kube: reader, ...(sources.prometheus ? { prometheus: sources.prometheus } : {}), redactor: sources.redactor, now }, snapshot, [...walk.reached.values()], subjectLabels, onset);
+  gaps.push(...clusterEvidence.gaps);
+
   // Changes of every candidate in one timeline; each input ranks it against its own workload.
   const allKubeChanges = dedupeChanges([...kubes.flatMap((k) => kubernetesChanges(k)), ...snapshotChanges(snapshot, new Date(onset.getTime() - 24 * 3600_000))]);
   const inputs: TriageInput[] = candidates.map((c, i) => {
@@ -193,7 +199,7 @@ export async function investigateDeterministically(alert: Alert, onset: Date, so
       dependencies: [...(service?.dependsOn ?? []), ...callees.map((x) => x.ref.name)],
     }).slice(0, TIMELINE_KEEP);
     const metrics = withDependencies(metricsBy[i], callees.map((x) => ({ ref: x.ref, metrics: metricsBy[candidates.indexOf(x)] })));
-    return { alert, onset, kube, metrics, logs: logsBy[i], changes, service, cluster: { snapshot, topology, walk, subjects, candidate: c } };
+    return { alert, onset, kube, metrics, logs: logsBy[i], changes, service, cluster: { snapshot, topology, walk, subjects, candidate: c, metrics: clusterEvidence.metrics } };
   });
 
   for (const i of inputs) if (i.cluster) i.cluster.inputs = inputs;
@@ -213,9 +219,6 @@ export async function investigateDeterministically(alert: Alert, onset: Date, so
     errors.push(...triage.errors);
   }
   // The cluster pass: objects that are not a candidate workload's own (quotas, webhooks, nodes, jobs…).
-  const subjectLabels = alert.members?.length ? alert.members.map((m) => ({ ...alert.labels, ...m.labels })) : [alert.labels];
-  const clusterEvidence = await gatherClusterEvidence({ kube: reader, ...(sources.prometheus ? { prometheus: sources.prometheus } : {}), redactor: sources.redactor, now }, snapshot, [...walk.reached.values()], subjectLabels, onset);
-  gaps.push(...clusterEvidence.gaps);
   const clusterInput: ClusterTriageInput = {
     alert,
     onset,

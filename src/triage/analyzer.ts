@@ -23,6 +23,8 @@ export interface ClusterContext {
   candidate?: Reached;
   /** Every candidate's input, so an analyzer can read the symptoms of the workloads that depend on its own. */
   inputs?: TriageInput[];
+  /** Cluster-wide metric summaries (nodes, volumes, queues), read before triage so a candidate's analyzer can corroborate with them. */
+  metrics?: MetricSummary[];
 }
 
 /**

@@ -114,6 +114,28 @@ describe('resource-exhaustion', () => {
     expect(exhaustedResource('ERROR:  could not resize shared memory segment "/PostgreSQL.1939" to 8388608 bytes: No space left on device')).toBe('shm');
     expect(exhaustedResource('write /var/lib/data/wal/000123: no space left on device')).toBeUndefined();
     expect(exhaustedResource('connection refused')).toBeUndefined();
+    expect(exhaustedResource('Failed to create pod sandbox: rpc error: code = Unknown desc = failed to setup network for sandbox "d5": plugin type="aws-cni" name="aws-cni" failed (add): add cmd: failed to assign an IP address to container')).toBe('ip_addresses');
+    expect(exhaustedResource('failed to allocate for range 0: no IP addresses available in range set: 10.244.3.1-10.244.3.254')).toBe('ip_addresses');
+    expect(exhaustedResource('plugin type="calico" failed (add): failed to request IPv4 addresses: no more free affinity blocks')).toBe('ip_addresses');
+  });
+
+  it('localises pods that get no IP to the node whose CNI has none left, and proposes a cordon', () => {
+    const stuck: V1Pod = { ...pod('gateway-6d8f9-zzzzz', 'node-c'), status: { phase: 'Pending', conditions: [{ type: 'PodScheduled', status: 'True' }] } };
+    const sandbox: CoreV1Event = {
+      metadata: { name: 'gateway-6d8f9-zzzzz.17f3b', namespace: NS },
+      involvedObject: { kind: 'Pod', name: 'gateway-6d8f9-zzzzz', namespace: NS },
+      reason: 'FailedCreatePodSandBox',
+      source: { component: 'kubelet', host: 'node-c' },
+      type: 'Warning',
+      message: 'Failed to create pod sandbox: rpc error: code = Unknown desc = failed to setup network for sandbox "797764e7": plugin type="aws-cni" name="aws-cni" failed (add): add cmd: failed to assign an IP address to container',
+      count: 51,
+      firstTimestamp: at(-14 * MIN),
+      lastTimestamp: at(-10_000),
+    };
+    const nodes = [{ metadata: { name: 'node-c' }, spec: {}, status: { conditions: [{ type: 'Ready', status: 'True' }] } }];
+    const [f] = resourceExhaustion.analyze(input({ pods: [...PODS, stuck], events: [sandbox] }, { cluster: { snapshot: { pods: [...PODS, stuck], nodes } } as unknown as TriageInput['cluster'] }));
+    expect(f).toMatchObject({ status: 'supported', component: { kind: 'Node', name: 'node-c' }, facts: { resource: 'ip_addresses', node: 'node-c' }, mitigation: { action: 'cordon_node', target: { kind: 'Node', name: 'node-c' } } });
+    expect(f!.supporting.map((e) => e.citation.ref)).toContain('api/v1/nodes/node-c#status.conditions');
   });
 
   it('finds a file-descriptor leak from the pod logs alone and proposes a restart', () => {
@@ -168,6 +190,28 @@ describe('resource-exhaustion', () => {
     expect(f!.supporting[0]!.citation.ref).toBe('api/v1/namespaces/default/events/node-a.17f3a');
     expect(f!.mitigation).toBeUndefined();
     expect(f!.scope).toContain('1 other pod on node-a');
+  });
+
+  it('reads the node\'s table from the cluster metrics, labelled by the node\'s address, for used and limit', () => {
+    const gauge = (id: string, inst: string, max: number, last = max): MetricSummary => ({
+      id,
+      title: id,
+      unit: id === 'node_conntrack' ? 'ratio' : 'entries',
+      badWhen: 'high',
+      threshold: id === 'node_conntrack' ? 0.9 : undefined,
+      query: id,
+      range: { from: at(-60 * MIN), to: at(5 * MIN) },
+      stepSeconds: 15,
+      status: 'success',
+      series: [{ metric: { instance: `${inst}:9100` }, points: 100, nonFinite: 0, from: at(-60 * MIN), to: at(5 * MIN), first: max / 4, last, min: max / 4, max, mean: max / 2, baseline: null, changePoints: [] }],
+      citation: { source: 'prometheus', ref: id },
+    });
+    const metrics = [gauge('node_conntrack', '10.0.0.1', 1), gauge('node_conntrack_entries', '10.0.0.1', 262144), gauge('node_conntrack_limit', '10.0.0.1', 262144), gauge('node_conntrack', '10.0.0.2', 0.12)];
+    const nodes = [{ metadata: { name: 'node-a' }, status: { addresses: [{ type: 'InternalIP', address: '10.0.0.1' }] } }, { metadata: { name: 'node-b' }, status: { addresses: [{ type: 'InternalIP', address: '10.0.0.2' }] } }];
+    const [f] = resourceExhaustion.analyze(input({ warningEvents: [nodeEvent('node-a', 'kernel: nf_conntrack: nf_conntrack: table full, dropping packet')] }, { cluster: { snapshot: { pods: PODS, nodes }, metrics } as unknown as TriageInput['cluster'] }));
+    expect(f).toMatchObject({ component: { kind: 'Node', name: 'node-a' }, facts: { resource: 'conntrack', used: 262144, limit: 262144, usedRatio: 1 } });
+    expect(f!.confidence).toBe(0.9);
+    expect(f!.supporting.map((e) => e.summary).join(' ')).toContain('100% on node-a (262144 of 262144)');
   });
 
   it('localises conntrack exhaustion to the workload when its pods fill it on several nodes', () => {

@@ -47,7 +47,7 @@ const NEAR_BEFORE_MS = 30 * 60_000;
 const NEAR_AFTER_MS = 15 * 60_000;
 const REPEATS = 3;
 
-export type KernelResource = 'file_descriptors' | 'ephemeral_ports' | 'conntrack' | 'pids' | 'shm';
+export type KernelResource = 'file_descriptors' | 'ephemeral_ports' | 'conntrack' | 'pids' | 'shm' | 'ip_addresses';
 
 interface Wording {
   resource: KernelResource;
@@ -68,6 +68,12 @@ export const WORDINGS: readonly Wording[] = [
   {
     resource: 'pids',
     re: /fork: (?:retry: )?(?:Resource temporarily unavailable|Cannot allocate memory)|pthread_create(?:\(\))? failed|pthread_create: Resource temporarily unavailable|unable to create (?:new )?native thread|failed to create new OS thread|can't start new thread|failed to spawn thread|(?:spawn|fork|clone|thread)\w*[^\n]{0,40}\bEAGAIN\b|\bEAGAIN\b[^\n]{0,40}(?:thread|fork|spawn|clone)/i,
+  },
+  // Pod IPs: the CNI's IPAM has none left for the node (a subnet out of addresses, a full pod CIDR), so the
+  // sandbox is never created (FailedCreatePodSandBox). aws-cni, host-local (kubenet/flannel/GKE), Calico, Cilium, Azure CNI.
+  {
+    resource: 'ip_addresses',
+    re: /failed to assign an IP address to container|InsufficientFreeAddressesInSubnet|no IP addresses available in range set|failed to allocate for range \d+: no IP addresses|no more free affinity blocks|unable to allocate IP via local cilium agent|IPAM[^\n]{0,80}(?:exhausted|range is full|no available (?:IP|address))|Failed to allocate (?:address|pool)[^\n]{0,120}(?:No available addresses|exhausted)|ipamd[^\n]{0,80}(?:no available IP|failed to allocate)/i,
   },
   { resource: 'shm', re: /could not resize shared memory segment|\/dev\/shm[^\n]{0,120}No space left on device|No space left on device[^\n]{0,120}\/dev\/shm|insufficient shared memory \(shm\)/i },
 ];
@@ -94,6 +100,7 @@ const LABEL: Record<KernelResource, string> = {
   conntrack: 'conntrack entries',
   pids: 'PIDs/threads',
   shm: '/dev/shm (shared memory)',
+  ip_addresses: 'pod IP addresses',
 };
 const MEANING: Record<KernelResource, string> = {
   file_descriptors: 'every new socket or file fails with EMFILE, so it cannot accept connections or open files — the classic sign of a descriptor leak (connections or files never closed)',
@@ -101,6 +108,7 @@ const MEANING: Record<KernelResource, string> = {
   conntrack: "the node's connection-tracking table is full, so the kernel drops new connections' packets (timeouts, not refusals) for every pod on the node",
   pids: 'it cannot create processes or threads (fork/clone fail with EAGAIN): the pod or node PID limit is reached, typically by a thread or process leak',
   shm: 'shared memory allocations fail: /dev/shm (64 MiB by default in a container) is full',
+  ip_addresses: "the CNI cannot give new pods an IP address (the node's subnet or pod CIDR is exhausted), so their sandboxes are never created and they stay Pending/ContainerCreating while the scheduler keeps placing pods there",
 };
 
 interface Hit {
@@ -285,20 +293,36 @@ function corroborate(input: TriageInput, resource: KernelResource, nodes: string
     }
   }
   if (resource === 'conntrack') {
-    const ct = find('node_conntrack');
-    const series = (ct?.series ?? [])
-      .filter((s) => {
-        const inst = s.metric['instance'] ?? s.metric['node'] ?? '';
-        return !nodes.length || nodes.some((n) => inst === n || inst.startsWith(`${n}:`));
-      })
-      .filter((s) => s.max !== null)
-      .sort((a, b) => (b.max ?? 0) - (a.max ?? 0));
-    if (ct && series[0]) {
-      const r = series[0].max ?? 0;
+    // Node-exporter's series are the cluster's (read before triage), labelled by the node's address or name.
+    const cluster = input.cluster?.metrics ?? [];
+    const pick = (id: string) => find(id) ?? cluster.find((s) => s.id === id && s.status === 'success');
+    const names = new Map<string, string>();
+    for (const n of input.cluster?.snapshot.nodes ?? []) for (const a of [n.metadata?.name ?? '', ...(n.status?.addresses ?? []).map((x) => x.address)]) if (a) names.set(a, n.metadata?.name ?? a);
+    const nodeOf = (s: SeriesSummary) => {
+      const inst = (s.metric['node'] ?? s.metric['instance'] ?? '').replace(/:\d+$/, '');
+      return names.get(inst) ?? inst;
+    };
+    const onNodes = (m: MetricSummary | undefined) => (m?.series ?? []).filter((s) => s.max !== null && (!nodes.length || nodes.includes(nodeOf(s)))).sort((a, b) => (b.max ?? 0) - (a.max ?? 0));
+    const ct = pick('node_conntrack');
+    const series = onNodes(ct);
+    const top = series[0];
+    if (ct && top) {
+      const node = nodeOf(top);
+      const used = onNodes(pick('node_conntrack_entries')).find((s) => nodeOf(s) === node)?.max ?? undefined;
+      const limit = onNodes(pick('node_conntrack_limit')).find((s) => nodeOf(s) === node)?.last ?? undefined;
+      const r = top.max ?? 0;
       return {
         ratio: r,
+        ...(used !== undefined && used !== null ? { used } : {}),
+        ...(limit !== undefined && limit !== null ? { limit } : {}),
         high: r >= (ct.threshold ?? 0.9),
-        evidence: { kind: 'metric', summary: `${ct.title}: ${Math.round(r * 100)}% on ${series[0].metric['instance'] ?? series[0].metric['node'] ?? 'the node'}`, citation: ct.citation, detail: { instance: series[0].metric['instance'] ?? null, max: r } },
+        evidence: {
+          kind: 'metric',
+          summary: `${ct.title}: ${Math.round(r * 100)}% on ${node}${used !== undefined && used !== null && limit ? ` (${used} of ${limit})` : ''}${top.deviationStart ? `, rising since ${clockTime(top.deviationStart)}` : ''}`,
+          citation: ct.citation,
+          ...(top.deviationStart ? { observedAt: top.deviationStart } : {}),
+          detail: { node, max: r, used: used ?? null, limit: limit ?? null },
+        },
       };
     }
   }
@@ -344,7 +368,8 @@ export const resourceExhaustion: Analyzer = {
 
     // Where it localises: the workload; the Node for conntrack unless the workload fills it on several nodes.
     const workload: ComponentRef = { kind: t.kind, namespace: t.namespace, name: t.name };
-    const nodeWide = resource === 'conntrack' && nodes.length === 1;
+    // Node-scoped tables: conntrack and the node's pod IPs (its subnet / pod CIDR).
+    const nodeWide = (resource === 'conntrack' || resource === 'ip_addresses') && nodes.length === 1;
     const component: ComponentRef = nodeWide ? { kind: 'Node', name: nodes[0]! } : workload;
 
     const metric = corroborate(input, resource, nodes);
@@ -359,10 +384,21 @@ export const resourceExhaustion: Analyzer = {
     facts['logPattern'] = clip(main.template, 200);
     facts['logCount'] = count;
     if (pods.length) facts['pods'] = pods.length;
-    if (resource === 'conntrack' && nodes.length) facts['node'] = nodes.join(',');
+    if ((resource === 'conntrack' || resource === 'ip_addresses') && nodes.length) facts['node'] = nodes.join(',');
     if (first) facts['firstSeen'] = first.toISOString();
 
     const supporting: Evidence[] = mine.slice(0, 3).map((h) => h.evidence);
+    if (nodeWide) {
+      // The node itself, so the board cites what it blames: where the pods sit and whether it is still schedulable.
+      const n = (input.cluster?.snapshot.nodes ?? []).find((x) => x.metadata?.name === nodes[0]);
+      const ready = n?.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
+      const onNode = (input.cluster?.snapshot.pods ?? kube.pods).filter((p) => p.spec?.nodeName === nodes[0]);
+      supporting.push({
+        kind: 'object',
+        summary: `node ${nodes[0]}${n ? `: ${ready ? 'Ready' : 'not Ready'}${n.spec?.unschedulable ? ', cordoned' : ', schedulable'}` : ''}; ${onNode.length} pod(s) bound there${pods.length ? `, ${pods.length} of ${t.name}'s affected` : ''}`,
+        citation: objectCitation('Node', undefined, nodes[0]!, 'status.conditions'),
+      });
+    }
     const refuting: Evidence[] = [];
     if (metric?.high) supporting.push(metric.evidence);
     else if (metric && resource === 'file_descriptors' && metric.ratio !== undefined && metric.ratio < 0.5) refuting.push(metric.evidence);
@@ -370,6 +406,8 @@ export const resourceExhaustion: Analyzer = {
 
     const problem = resource === 'conntrack' && nodes.length === 1
       ? `the conntrack table of node ${nodes[0]} is full: new connections of ${t.name}'s pods there are dropped`
+      : resource === 'ip_addresses' && nodes.length === 1
+      ? `node ${nodes[0]} has no pod IP addresses left: ${pods.length || 'the'} ${t.name} pod(s) bound there never start`
       : `${t.name} runs out of ${LABEL[resource]}${pods.length ? ` in ${pods.length} pod${pods.length === 1 ? '' : 's'}` : ''}`;
     const { scope, affected } = servingScope(kube, problem);
     const others = nodeWide ? (input.cluster?.snapshot.pods ?? kube.namespacePods).filter((p) => p.spec?.nodeName === nodes[0] && !kube.pods.includes(p)) : [];
@@ -391,8 +429,18 @@ export const resourceExhaustion: Analyzer = {
       confidence = predates ? 0.3 : 0.5;
     }
 
+    const node = nodeWide ? (input.cluster?.snapshot.nodes ?? []).find((n) => n.metadata?.name === nodes[0]) : undefined;
     const mitigation: MitigationProposal | undefined =
-      !nodeWide && (resource === 'file_descriptors' || resource === 'ephemeral_ports') && (t.kind === 'Deployment' || t.kind === 'StatefulSet') && status === 'supported'
+      nodeWide && resource === 'ip_addresses' && status === 'supported' && node?.spec?.unschedulable !== true
+        ? {
+            action: 'cordon_node',
+            // A Node has no namespace: the proposal carries the workload's, which the policy judges it by.
+            target: { kind: 'Node', namespace: t.namespace, name: nodes[0]! },
+            params: {},
+            command: `kubectl cordon ${nodes[0]}`,
+            rationale: `stop the scheduler placing more pods on ${nodes[0]}, which cannot give them an IP; the pods stuck there still need deleting so they land elsewhere (a human call), and the subnet needs addresses (prefix delegation, a larger or secondary subnet)`,
+          }
+        : !nodeWide && (resource === 'file_descriptors' || resource === 'ephemeral_ports') && (t.kind === 'Deployment' || t.kind === 'StatefulSet') && status === 'supported'
         ? {
             action: 'rollout_restart',
             target: workload,

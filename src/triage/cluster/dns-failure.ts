@@ -123,6 +123,8 @@ export const dnsFailure: ClusterAnalyzer = {
         },
       ];
     }
+    const confined = nodeConfined(input, hits, corednsRef);
+    if (confined) return [confined];
     // Cluster-wide: several workloads (or several names) fail to resolve.
     if (byWorkload.size < 2 && names.size < 2) return [];
     const coreCms = s.configMaps.filter((c) => c.metadata.namespace === 'kube-system' && /coredns|kube-dns/.test(c.metadata.name ?? ''));
@@ -178,5 +180,42 @@ export const dnsFailure: ClusterAnalyzer = {
     ];
   },
 };
+
+/**
+ * Lookups that fail only from pods on one node, while CoreDNS is ready and the same workloads' pods on
+ * other nodes resolve: the node's own network drops the queries (a full conntrack table, a broken CNI),
+ * not DNS. Raised and ruled out: "is it DNS?" is the first question such errors raise.
+ */
+function nodeConfined(input: ClusterTriageInput, hits: LogHit[], corednsRef: ComponentRef): Finding | undefined {
+  const s = input.cluster.snapshot;
+  const nodeOfPod = new Map(s.pods.map((p) => [`${p.metadata?.namespace}/${p.metadata?.name}`, p.spec?.nodeName]));
+  const withPod = hits.filter((h) => h.pod);
+  if (withPod.length < 1 || withPod.length < hits.length / 2) return undefined;
+  const nodes = new Set(withPod.map((h) => nodeOfPod.get(`${h.workload.namespace}/${h.pod}`)));
+  if (nodes.size !== 1) return undefined;
+  const node = [...nodes][0];
+  if (!node) return undefined;
+  // The same workloads run elsewhere too, and those pods do not fail: the node, not the resolver.
+  const workloads = new Set(withPod.map((h) => nodeId(h.workload)));
+  const elsewhere = input.inputs.filter((i) => i.kube.target && workloads.has(nodeId(i.kube.target))).flatMap((i) => i.kube.pods).filter((p) => p.spec?.nodeName && p.spec.nodeName !== node);
+  if (!elsewhere.length) return undefined;
+  const coredns = s.pods.filter((p) => p.metadata?.namespace === 'kube-system' && /^(coredns|kube-dns)-/.test(p.metadata?.name ?? ''));
+  if (coredns.length && !coredns.some((p) => (p.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True'))) return undefined;
+  const conntrack = input.metrics.find((m) => m.id === 'node_conntrack' && m.status === 'success')?.series.find((x) => (x.max ?? 0) >= 0.9);
+  return {
+    key: 'dns-failure:kube-system/Deployment/coredns',
+    analyzer: 'dns-failure',
+    family: 'dns-failure',
+    status: 'ruled_out',
+    confidence: 0.05,
+    title: `cluster DNS failing for pods on ${node}`,
+    component: corednsRef,
+    mechanism: `Lookups fail in ${[...workloads].map((w) => w.split('/').pop()).join(', ')}, but only from pods on node ${node}.`,
+    reason: `only pods on ${node} fail to resolve (${withPod.map((h) => h.pod).slice(0, 3).join(', ')}); their pods on other nodes (${elsewhere.slice(0, 2).map((p) => p.metadata?.name).join(', ')}) and CoreDNS are fine, so the node drops the queries${conntrack ? ' (its conntrack table is full)' : ''}: DNS itself is not failing`,
+    facts: { node },
+    supporting: [],
+    refuting: withPod.slice(0, 2).map((h) => logEvidence(h, `resolution fails on ${node}`)),
+  };
+}
 
 export type { TriageInput };

@@ -41,6 +41,9 @@ export const orphanService: ClusterAnalyzer = {
       if (!meant) continue;
       if ((meant.d.spec?.replicas ?? 1) === 0) continue; // scaled-to-zero explains empty endpoints
       const podLabels = meant.d.spec?.template?.metadata?.labels ?? {};
+      // The template still matches: the selector is right and the pods are merely absent from what we
+      // could read (or were never created, which pod-creation-blocked explains). Not a mismatch.
+      if (selectorMatches({ matchLabels: selector }, podLabels)) continue;
       const workload: ComponentRef = { kind: 'Deployment', namespace: ns, name: meant.d.metadata?.name ?? '?' };
       // Who moved: the Service's selector, or the workload's template labels, whichever changed last.
       const svcChange = lastChangeBefore('Service', svc.metadata, input.onset);

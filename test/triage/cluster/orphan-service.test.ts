@@ -48,4 +48,10 @@ describe('orphan-service', () => {
     expect(orphanService.analyze(world({ app: 'profile' }))).toEqual([]);
     expect(orphanService.analyze(world({ 'app.kubernetes.io/name': 'profile' }, 0))).toEqual([]);
   });
+
+  it('says nothing when the meant workload\'s template still matches the selector and its pods are just not listed', () => {
+    const input = world({ app: 'profile' });
+    input.cluster.snapshot.pods = input.cluster.snapshot.pods.filter((p) => p.metadata?.namespace !== 'accounts');
+    expect(orphanService.analyze(input)).toEqual([]);
+  });
 });
