@@ -162,6 +162,9 @@ function explains(cause: Placed, victim: Placed, t: Topology): boolean {
   const overloads = (f: Finding) => (typeof f.facts?.['overloads'] === 'string' ? f.facts['overloads'] : undefined);
   if (overloads(victim.f) && overloads(victim.f) === cause.f.component?.name) return false;
   if (overloads(cause.f) && overloads(cause.f) === victim.f.component?.name) return timeOk();
+  // A workload that names its victims (a preemptor evicting other workloads' pods) explains their findings.
+  const named = typeof cause.f.facts?.['victims'] === 'string' ? cause.f.facts['victims'].split(',') : [];
+  if (victim.f.component && named.includes(victim.f.component.name) && (cause.f.affected ?? []).some((a) => nodeId(a) === nodeId(victim.f.component!))) return timeOk();
   const victimRef = refOf(victim.anchor);
   const causeRef = refOf(cause.anchor);
   // A full connection pool is explained by what sits behind the pool (its data store, or the store's

@@ -111,6 +111,17 @@ describe('reconcileFindings: victims of a deeper origin', () => {
     expect(victim.path).toBe('edge → frontend → cart');
   });
 
+  it('lets a workload that names its victims (a preemptor) explain their own findings, off the call path', () => {
+    const batch = finding('preemption', ref('Job', 'backfill', 'batch'), { family: 'unschedulable', confidence: 0.95, facts: { victims: 'cart,checkout', changedAt: iso(-9) }, affected: [ref('Deployment', 'cart'), ref('Deployment', 'checkout')] });
+    const cart = finding('unschedulable', ref('Deployment', 'cart'), { confidence: 0.93 });
+    const out = reconcileFindings([cart, batch], ctx(shop((s) => (s.jobs = [{ metadata: meta('backfill', 'batch') }] as never))));
+    expect(byKey(out, batch.key)).toMatchObject({ status: 'supported', role: 'origin' });
+    expect(byKey(out, cart.key).status).toBe('ruled_out');
+    // Naming is not enough: the victim must be in the cause's scope too.
+    const loose = finding('preemption', ref('Job', 'backfill', 'batch'), { confidence: 0.95, facts: { victims: 'cart' }, affected: [] });
+    expect(byKey(reconcileFindings([cart, loose], ctx(shop())), cart.key).status).toBe('supported');
+  });
+
   it.each(['deploy-regression', 'config-change', 'helm-release', 'flag-flip'])('refutes a victim\'s change-blaming %s hypothesis (not "a consequence"), citing the deepest origin', (analyzer) => {
     // cart's own pool symptom is explained too: frontend's deploy is refuted by redis, the deepest cause, not by cart.
     const pool = finding('connection-pool', ref('Deployment', 'cart'), { confidence: 0.8, facts: { symptomStart: iso(-8) } });

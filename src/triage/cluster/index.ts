@@ -10,6 +10,7 @@ import { chaosExperiment } from './chaos-experiment.js';
 import { queueBacklog } from './queue-backlog.js';
 import { rbacDenied } from './rbac-denied.js';
 import { cloudIdentity } from './cloud-identity.js';
+import { preemption } from './preemption.js';
 import { clockSkew } from './clock-skew.js';
 import { diskFull } from './disk-full.js';
 import { nodeHealth } from './node-health.js';
@@ -25,7 +26,7 @@ import { orphanService } from './orphan-service.js';
 import { untrustedCa } from './untrusted-ca.js';
 import { cronjobPileup } from './cronjob-pileup.js';
 
-export const clusterAnalyzers: ClusterAnalyzer[] = [podCreationBlocked, jobFailed, cronjobPileup, missingObject, dnsFailure, credentialsRejected, externalDependency, ingressMisroute, meshMisconfig, orphanService, untrustedCa, nodeHealth, clockSkew, diskFull, queueBacklog, chaosExperiment, rbacDenied, cloudIdentity, backgroundNoiseCluster];
+export const clusterAnalyzers: ClusterAnalyzer[] = [podCreationBlocked, jobFailed, cronjobPileup, missingObject, dnsFailure, credentialsRejected, externalDependency, ingressMisroute, meshMisconfig, orphanService, untrustedCa, nodeHealth, clockSkew, diskFull, queueBacklog, chaosExperiment, rbacDenied, cloudIdentity, preemption, backgroundNoiseCluster];
 
 export function runClusterTriage(input: ClusterTriageInput, registry: ClusterAnalyzer[] = clusterAnalyzers): { findings: Finding[]; errors: string[] } {
   const findings: Finding[] = [];
