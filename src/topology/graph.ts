@@ -28,6 +28,7 @@ export type EdgeKind =
   | 'mounts' // workload → PVC, PVC → StorageClass
   | 'runs-on' // workload → Node
   | 'scaled-by' // workload → HPA / ScaledObject
+  | 'metrics-from' // HPA → the APIService serving its metrics (custom/external/resource metrics)
   | 'isolated-by' // workload → NetworkPolicy
   | 'serves-tls' // Ingress → Secret, Secret → Certificate
   | 'configured-by' // Service → VirtualService / DestinationRule / PeerAuthentication
@@ -306,6 +307,19 @@ export function buildTopology(snapshot: ClusterSnapshot, opts: { catalogDeps?: {
     const ns = h.metadata?.namespace ?? '';
     const target = h.spec?.scaleTargetRef;
     if (target?.name) t.link({ kind: target.kind ?? 'Deployment', namespace: ns, name: target.name }, { kind: 'HorizontalPodAutoscaler', namespace: ns, name: h.metadata?.name ?? '?' }, 'scaled-by', 'scaleTargetRef');
+  }
+  // An HPA reads its metrics through an aggregated API; the APIService routes to the Service behind it
+  // (prometheus-adapter, KEDA's metrics server, metrics-server). When that backend is gone the HPA freezes.
+  for (const a of snapshot.apiServices) {
+    const svc = a.spec?.service;
+    if (svc?.name) t.link({ kind: 'APIService', name: a.metadata?.name ?? '?' }, { kind: 'Service', namespace: svc.namespace, name: svc.name }, 'routes', `APIService ${a.metadata?.name}`);
+  }
+  for (const h of snapshot.hpas) {
+    const ns = h.metadata?.namespace ?? '';
+    const groups = new Set<string>((h.spec?.metrics ?? []).map((m) => (m.type === 'Pods' || m.type === 'Object' ? 'custom.metrics.k8s.io' : m.type === 'External' ? 'external.metrics.k8s.io' : 'metrics.k8s.io')));
+    for (const a of snapshot.apiServices) {
+      if (a.spec?.group && groups.has(a.spec.group) && a.spec.service?.name) t.link({ kind: 'HorizontalPodAutoscaler', namespace: ns, name: h.metadata?.name ?? '?' }, { kind: 'APIService', name: a.metadata?.name ?? '?' }, 'metrics-from', `${a.spec.group} metrics`);
+    }
   }
   for (const so of snapshot.custom['ScaledObject'] ?? []) {
     const target = so.spec?.['scaleTargetRef'] as { name?: string; kind?: string } | undefined;

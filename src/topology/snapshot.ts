@@ -20,6 +20,7 @@ import type {
   V1Job,
   V1LimitRange,
   V1ServiceAccount,
+  V1APIService,
   V1PodDisruptionBudget,
   V1MutatingWebhookConfiguration,
   V1Namespace,
@@ -95,6 +96,8 @@ export interface ClusterSnapshot {
   clusterRoleBindings: V1ClusterRoleBinding[];
   /** ServiceAccounts: their cloud-identity annotations (IRSA role, GKE/Azure workload identity) and who changed them. */
   serviceAccounts: V1ServiceAccount[];
+  /** Aggregated APIs (custom/external metrics for HPAs): which Service backs each and whether it is Available. */
+  apiServices: V1APIService[];
   /** Warning events, all namespaces (Normal ones are read per namespace of interest). */
   warningEvents: CoreV1Event[];
   /** Custom resources of the groups below that the cluster serves, by kind. */
@@ -160,6 +163,7 @@ export const emptySnapshot = (gaps: string[] = []): ClusterSnapshot => ({
   clusterRoles: [],
   clusterRoleBindings: [],
   serviceAccounts: [],
+  apiServices: [],
   warningEvents: [],
   custom: {},
   gaps,
@@ -233,15 +237,17 @@ export async function readClusterSnapshot(reader: KubeReader, opts: { now?: Date
     ]);
   if (unavailable) throw unavailable;
   const policy = reader.makeApiClient(k8s.PolicyV1Api);
-  const [roles, roleBindings, clusterRoles, clusterRoleBindings, pdbs, serviceAccounts] = await Promise.all([
+  const registration = reader.makeApiClient(k8s.ApiregistrationV1Api);
+  const [roles, roleBindings, clusterRoles, clusterRoleBindings, pdbs, serviceAccounts, apiServices] = await Promise.all([
     list('list roles', 2000, () => rbac.listRoleForAllNamespaces({ limit: 2000 })),
     list('list rolebindings', 2000, () => rbac.listRoleBindingForAllNamespaces({ limit: 2000 })),
     list('list clusterroles', 2000, () => rbac.listClusterRole({ limit: 2000 })),
     list('list clusterrolebindings', 2000, () => rbac.listClusterRoleBinding({ limit: 2000 })),
     list('list poddisruptionbudgets', 2000, () => policy.listPodDisruptionBudgetForAllNamespaces({ limit: 2000 })),
     list('list serviceaccounts', 5000, () => core.listServiceAccountForAllNamespaces({ limit: 5000 })),
+    list('list apiservices', 500, () => registration.listAPIService({ limit: 500 })),
   ]);
-  Object.assign(s, { roles, roleBindings, clusterRoles, clusterRoleBindings, pdbs, serviceAccounts });
+  Object.assign(s, { roles, roleBindings, clusterRoles, clusterRoleBindings, pdbs, serviceAccounts, apiServices });
   Object.assign(s, { namespaces, nodes, deployments, statefulSets, daemonSets, replicaSets, pods, services, endpoints, ingresses, networkPolicies, hpas, pvcs, pvs, storageClasses, jobs, cronJobs });
   s.configMaps = (configMaps as V1ConfigMap[]).map(summariseConfigMap);
   s.resourceQuotas = quotas;

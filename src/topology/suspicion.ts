@@ -18,6 +18,8 @@ export function suspicionOf(s: ClusterSnapshot, id: string, onset: Date): number
   const w = (list as { metadata?: { name?: string; namespace?: string; uid?: string; managedFields?: { manager?: string; time?: Date | string; subresource?: string }[] } }[]).find((x) => x.metadata?.namespace === ns && x.metadata?.name === ref.name);
   if (!w) return 0;
   let score = 0;
+  // Scaled to zero: nothing it serves answers, however long ago the scale-down was.
+  if ((ref.kind === 'Deployment' || ref.kind === 'StatefulSet') && (w as { spec?: { replicas?: number } }).spec?.replicas === 0) score += 2;
   if ((w.metadata?.managedFields ?? []).some((m) => m.manager && !CONTROLLERS.test(m.manager) && m.subresource !== 'status' && recent(m.time))) score += 1;
   const uid = w.metadata?.uid;
   const rss = s.replicaSets.filter((r) => r.metadata?.namespace === ns && (r.metadata?.ownerReferences ?? []).some((o) => (uid ? o.uid === uid : o.name === ref.name)));

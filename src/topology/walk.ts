@@ -41,7 +41,7 @@ export interface Walk {
 }
 
 /** Edges followed forward, from a dependent to what it depends on. */
-const FORWARD: ReadonlySet<EdgeKind> = new Set(['routes', 'selects', 'calls', 'reads', 'mounts', 'runs-on', 'scaled-by', 'isolated-by', 'serves-tls', 'configured-by', 'resolves-via', 'limited-by', 'disrupted-by', 'owns', 'consumes', 'hosted-by', 'served-by']);
+const FORWARD: ReadonlySet<EdgeKind> = new Set(['routes', 'selects', 'calls', 'reads', 'mounts', 'runs-on', 'scaled-by', 'metrics-from', 'isolated-by', 'serves-tls', 'configured-by', 'resolves-via', 'limited-by', 'disrupted-by', 'owns', 'consumes', 'hosted-by', 'served-by']);
 /** Edges whose target is something that hurts the dependent (walked backward for scope). */
 const MAX_HOPS = 4;
 
@@ -129,7 +129,7 @@ function isDnsPath(r: Reached): boolean {
 }
 
 /** Edges whose dependents are hurt when their target fails. */
-const HURTS: ReadonlySet<EdgeKind> = new Set(['routes', 'selects', 'calls', 'reads', 'mounts', 'runs-on', 'scaled-by', 'isolated-by', 'serves-tls', 'configured-by', 'limited-by', 'disrupted-by', 'owns', 'consumes', 'hosted-by', 'served-by']);
+const HURTS: ReadonlySet<EdgeKind> = new Set(['routes', 'selects', 'calls', 'reads', 'mounts', 'runs-on', 'scaled-by', 'metrics-from', 'isolated-by', 'serves-tls', 'configured-by', 'limited-by', 'disrupted-by', 'owns', 'consumes', 'hosted-by', 'served-by']);
 
 /**
  * Who is hurt when `origin` fails: its dependents, transitively (bounded), ordered by closeness.

@@ -16,7 +16,7 @@ const SCALED_DOWN = /Scaled down replica set \S+ to 0 from (\d+)/;
  */
 export const scaledToZero: Analyzer = {
   name: 'scaled-to-zero',
-  analyze({ kube, onset }: TriageInput): Finding[] {
+  analyze({ kube, onset, cluster }: TriageInput): Finding[] {
     const w = kube.workload;
     const t = kube.target;
     if (!w || !t || t.kind === 'DaemonSet') return [];
@@ -67,7 +67,8 @@ export const scaledToZero: Analyzer = {
         });
       }
     }
-    const helmReplicas = kube.helm?.revisions[0]?.values['replicaCount'];
+    // Charts name it replicaCount (the helm create default) or replicas (prometheus-adapter, many operators).
+    const helmReplicas = kube.helm?.revisions[0]?.values['replicaCount'] ?? kube.helm?.revisions[0]?.values['replicas'];
     previous ??= typeof helmReplicas === 'number' && helmReplicas > 0 ? helmReplicas : undefined;
 
     const emptyServices = kube.services.filter(({ endpoints }) => !(endpoints?.subsets ?? []).some((s) => (s.addresses ?? []).length > 0));
@@ -79,8 +80,27 @@ export const scaledToZero: Analyzer = {
       });
     }
 
+    // An aggregated API this workload serves (prometheus-adapter's custom metrics, KEDA's external
+    // metrics): while it has no endpoints every HPA reading it is frozen, which is how a scale-down hours
+    // ago hurts only now, at the first peak the HPAs cannot follow.
+    const apis = (cluster?.snapshot.apiServices ?? []).filter((a) => a.spec?.service?.namespace === t.namespace && kube.services.some(({ service }) => service.metadata?.name === a.spec?.service?.name));
+    const down = apis.filter((a) => (a.status?.conditions ?? []).some((c) => c.type === 'Available' && c.status === 'False'));
+    const groups = new Set(down.map((a) => a.spec?.group).filter((g): g is string => !!g));
+    const frozen = (cluster?.snapshot.hpas ?? []).filter((h) => {
+      const cond = (h.status?.conditions ?? []).find((c) => c.type === 'ScalingActive' && c.status === 'False');
+      return !!cond && [...groups].some((g) => (cond.message ?? '').includes(g) || (h.spec?.metrics ?? []).some((m) => (g === 'custom.metrics.k8s.io' && (m.type === 'Pods' || m.type === 'Object')) || (g === 'external.metrics.k8s.io' && m.type === 'External')));
+    });
+    for (const a of down) {
+      const c = (a.status?.conditions ?? []).find((x) => x.type === 'Available');
+      supporting.push({ kind: 'object', summary: `APIService ${a.metadata?.name}: Available=False (${c?.reason ?? '?'}): "${c?.message ?? ''}"`, citation: objectCitation('APIService', undefined, a.metadata?.name ?? '?', 'status.conditions'), ...(c?.lastTransitionTime ? { observedAt: new Date(c.lastTransitionTime) } : {}) });
+    }
+    for (const h of frozen.slice(0, 4)) {
+      const c = (h.status?.conditions ?? []).find((x) => x.type === 'ScalingActive');
+      supporting.push({ kind: 'object', summary: `HPA ${h.metadata?.namespace}/${h.metadata?.name}: ScalingActive=False (${c?.reason ?? '?'}), stuck at ${h.status?.currentReplicas ?? '?'} replica(s)`, citation: objectCitation('HorizontalPodAutoscaler', h.metadata?.namespace, h.metadata?.name ?? '?', 'status.conditions') });
+    }
     const when = writer?.time;
     const recent = when ? onset.getTime() - when.getTime() <= CHANGE_WINDOW_MS : false;
+    const biting = down.length > 0 && frozen.length > 0;
     const callers = kube.dependents.map((d) => d.name);
     const serviceNames = emptyServices.map(({ service }) => service.metadata?.name).filter(Boolean);
     const scope =
@@ -94,7 +114,7 @@ export const scaledToZero: Analyzer = {
         key: `scaled-to-zero:${t.namespace}/${t.kind}/${t.name}`,
         analyzer: 'scaled-to-zero',
         status: 'supported',
-        confidence: writer && recent ? 0.95 : 0.75,
+        confidence: writer && recent ? 0.95 : biting ? 0.92 : 0.75,
         title: `${t.name} scaled to 0 by \`${who}\`${writer ? ` (field manager ${writer.manager}${when ? `, ${clockTime(when)}` : ''})` : ''}`,
         component,
         mechanism:
@@ -102,10 +122,16 @@ export const scaledToZero: Analyzer = {
           (writer ? `, set by \`${who}\` (field manager \`${writer.manager}\`${writer.subresource ? `, ${writer.subresource} subresource` : ''})` : '') +
           (when ? ` at ${clockTime(when)}, ${relativeToOnset(when, onset)}` : '') +
           (previous ? `; it ran ${previous} replicas before` : '') +
+          (biting ? `. It serves ${down.map((a) => `APIService ${a.metadata?.name}`).join(', ')}, now unavailable, so ${frozen.length} HPA(s) (${frozen.map((h) => h.metadata?.name).join(', ')}) cannot read their metrics and stay frozen at their current replicas: the scale-down bites when load rises` : '') +
           '.',
         scope,
         affected: [
           ...emptyServices.map(({ service }) => ({ kind: 'Service', namespace: t.namespace, name: service.metadata?.name ?? '?' })),
+          ...down.map((a) => ({ kind: 'APIService', name: a.metadata?.name ?? '?' })),
+          ...frozen.flatMap((h) => [
+            { kind: 'HorizontalPodAutoscaler', namespace: h.metadata?.namespace ?? '', name: h.metadata?.name ?? '?' },
+            ...(h.spec?.scaleTargetRef?.name ? [{ kind: h.spec.scaleTargetRef.kind ?? 'Deployment', namespace: h.metadata?.namespace ?? '', name: h.spec.scaleTargetRef.name }] : []),
+          ]),
           ...kube.dependents.map((d) => ({ kind: d.kind, namespace: t.namespace, name: d.name })),
         ],
         facts: {

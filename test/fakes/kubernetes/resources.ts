@@ -68,6 +68,7 @@ export const KNOWN_TYPES: ResourceType[] = [
   t('ClusterRole', 'clusterroles', 'rbac.authorization.k8s.io', 'v1', false),
   t('ClusterRoleBinding', 'clusterrolebindings', 'rbac.authorization.k8s.io', 'v1', false),
   t('PriorityClass', 'priorityclasses', 'scheduling.k8s.io', 'v1', false, { shortNames: ['pc'] }),
+  t('APIService', 'apiservices', 'apiregistration.k8s.io', 'v1', false, { subresources: ['status'] }),
   // Served by every API server, so a reader without access meets 403 (not 404) here, as in a real cluster.
   t('ValidatingWebhookConfiguration', 'validatingwebhookconfigurations', 'admissionregistration.k8s.io', 'v1', false),
   t('MutatingWebhookConfiguration', 'mutatingwebhookconfigurations', 'admissionregistration.k8s.io', 'v1', false),
