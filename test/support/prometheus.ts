@@ -148,7 +148,12 @@ export function buildSeries(spec: SeriesSpec, onset: Date): PromSeries {
     return { until: onset.getTime() + offsetMs(s.until, `segments[${i}].until`), amount };
   });
   const at = (t: number): number => (segments.find((s) => t < s.until) ?? segments[segments.length - 1]!).amount;
-  const jitter = random(JSON.stringify([spec.metric, spec.labels]));
+  // One histogram's buckets (and its _count, _sum) share their noise: a request counted in le=0.1 is in
+  // every larger bucket too, so real buckets never cross. Independent jitter per bucket would make
+  // le="10" smaller than le="+Inf" and push p99 into the +Inf bucket, a latency no real server showed.
+  const { le: _le, ...family } = spec.labels;
+  void _le;
+  const jitter = random(JSON.stringify(/_(bucket|count|sum)$/.test(spec.metric) ? [spec.metric.replace(/_(bucket|count|sum)$/, ''), family] : [spec.metric, spec.labels]));
   const noisy = (x: number): number => (spec.noise ? x * (1 + spec.noise * jitter()) : x);
 
   const points: SeriesPoint[] = [];

@@ -27,7 +27,8 @@
  */
 import type { V1LabelSelectorRequirement, V1Pod } from '@kubernetes/client-node';
 import type { ComponentRef, Evidence } from '../../evidence/types.js';
-import { selectorMatches } from '../../topology/graph.js';
+import { nodeId, selectorMatches } from '../../topology/graph.js';
+import { dependsOn } from '../../topology/walk.js';
 import type { CustomObject } from '../../topology/snapshot.js';
 import type { ClusterAnalyzer, ClusterTriageInput, TriageInput } from '../analyzer.js';
 import { targetScope, targetSymptoms, type Symptoms } from '../analyzers/deploy-regression.js';
@@ -470,6 +471,25 @@ function analyzeOne(input: ClusterTriageInput, o: CustomObject): Finding | undef
         supporting.push(k);
         notes.push(`${s.ref.name}'s pods were restarted or replaced`);
       }
+    }
+  }
+  // A network fault (netem delay, loss, partition) is invisible in the target's own server metrics: its
+  // handlers run as fast as ever, the packets wait in the kernel. Its callers see it, so the alerted
+  // workloads that depend on a target and whose symptoms began after the start corroborate it.
+  if (!corroborated && !earlier && (o.kind === 'NetworkChaos' || /delay|loss|partition|bandwidth|corrupt|duplicate|netem/i.test(action))) {
+    const { topology, walk } = input.cluster;
+    const since = (startedAt?.getTime() ?? 0) - SKEW_MS;
+    for (const caller of input.inputs) {
+      const t = caller.kube.target;
+      // The alerted workloads: a subject itself or behind one (0 hops from what the alert names).
+      if (!t || chosen.some((c) => c.input === caller) || walk.reached.get(nodeId(t))?.hops !== 0) continue;
+      if (!chosen.some((c) => dependsOn(topology, t, c.ref))) continue;
+      const rise = targetSymptoms(caller).metrics.filter((m) => !startedAt || m.start.getTime() >= since).sort((a, b) => a.start.getTime() - b.start.getTime())[0];
+      if (!rise) continue;
+      corroborated = true;
+      supporting.push(rise.evidence);
+      notes.push(`${t.name}, which calls ${chosen.map((c) => c.ref.name).join(', ')}, saw its ${rise.metric === 'latency_p99' ? 'p99 latency' : '5xx ratio'} rise ${startedAt ? humanDuration(rise.start.getTime() - startedAt.getTime()) : ''} after it started (a network fault does not show in the target's own server metrics)`.replace(/\s+/g, ' '));
+      break;
     }
   }
   const longRunning = startedAt && firstSymptom && firstSymptom.getTime() - startedAt.getTime() > 3600_000 && input.onset.getTime() - startedAt.getTime() > 3 * 3600_000;

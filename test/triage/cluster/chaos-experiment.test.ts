@@ -159,6 +159,23 @@ describe('chaos-experiment', () => {
     expect(f!.title).toMatch(/delay 300ms ±50ms/);
   });
 
+  it('takes a network delay the target\'s own server metrics cannot show from the alerted caller\'s latency', () => {
+    const payments = candidate(kube('payments', 'payments-api', PAYMENTS_PODS), [latency(undefined)]);
+    const checkoutPods = [pod('shop', 'checkout-5f6d7c8b9-a1b2c', 'checkout')];
+    const checkout = candidate(kube('shop', 'checkout', checkoutPods), [latency(-10)]);
+    const withCaller = (inputs: TriageInput[]) => {
+      const c = cluster(inputs, { NetworkChaos: [networkDelay()] });
+      const s = c.cluster.snapshot;
+      s.deployments = s.deployments.map((d) => (d.metadata?.name === 'checkout' ? { ...d, spec: { ...d.spec!, template: { ...d.spec!.template, spec: { containers: [{ name: 'checkout', image: 'reg/checkout:1', env: [{ name: 'PAYMENTS_URL', value: 'http://payments-api.payments.svc:8080' }] }] } } } } : d));
+      s.services = [{ metadata: { name: 'payments-api', namespace: 'payments' }, spec: { selector: { app: 'payments-api' } } }, { metadata: { name: 'checkout', namespace: 'shop' }, spec: { selector: { app: 'checkout' } } }];
+      const topology = buildTopology(s);
+      const reached = new Map([['Deployment/shop/checkout', { id: 'Deployment/shop/checkout', ref: { kind: 'Deployment', namespace: 'shop', name: 'checkout' }, path: [], hops: 0 }]]);
+      return { ...c, cluster: { ...c.cluster, topology, walk: { ...c.cluster.walk, reached } } } as ClusterTriageInput;
+    };
+    expect(chaosExperiment.analyze(withCaller([payments, checkout]))[0]).toMatchObject({ status: 'supported' });
+    expect(chaosExperiment.analyze(withCaller([payments]))[0]).toMatchObject({ status: 'open' });
+  });
+
   it('rules out a paused experiment and one that finished long before the symptoms', () => {
     const payments = candidate(kube('payments', 'payments-api', PAYMENTS_PODS), [latency(-11)]);
     const [paused] = chaosExperiment.analyze(cluster([payments], { NetworkChaos: [networkDelay({ annotations: { 'experiment.chaos-mesh.org/pause': 'true' } })] }));
