@@ -11,7 +11,9 @@
  *   --only ID         run one scenario
  *   --model           add the model loop (needs ANTHROPIC_API_KEY or OPENAI_API_KEY; base URLs and model names honoured)
  */
-import { writeFileSync, readFileSync, existsSync } from 'node:fs';
+import { writeFileSync, readFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { tmpdir } from 'node:os';
 import { dirname, join, basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -38,11 +40,16 @@ const { values } = parseArgs({
     strict: { type: 'boolean', default: false },
     only: { type: 'string' },
     model: { type: 'boolean', default: false },
+    // Scenarios in N child processes (each with its own fakes and Prometheus), for a 2-core CI.
+    jobs: { type: 'string', default: process.env['VIGIL_EVAL_JOBS'] ?? '1' },
+    // Internal: the child's part of the list (`i/n`) and where it writes its reports.
+    shard: { type: 'string' },
+    'shard-out': { type: 'string' },
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
 if (values.help) {
-  console.log('Usage: npm run eval [-- --dir DIR] [--json FILE] [--no-noise] [--baseline FILE] [--strict] [--only ID] [--model]');
+  console.log('Usage: npm run eval [-- --dir DIR] [--json FILE] [--no-noise] [--baseline FILE] [--strict] [--only ID] [--model] [--jobs N]');
   process.exit(0);
 }
 
@@ -214,12 +221,21 @@ async function main(): Promise<number> {
     return 2;
   }
   if (values.only) dirs = dirs.filter((d) => basename(d) === values.only);
+  const shard = values.shard ? /^(\d+)\/(\d+)$/.exec(values.shard) : undefined;
+  if (values.shard && !shard) {
+    console.error(`eval: --shard wants i/n, got ${values.shard}`);
+    return 2;
+  }
+  if (shard) dirs = dirs.filter((_, i) => i % Number(shard[2]) === Number(shard[1]));
+  const jobs = Math.max(1, Math.min(Number(values.jobs) || 1, dirs.length || 1));
   const ids = Object.keys(QUESTIONS) as QuestionId[];
-  console.log(`Vigil eval · ${dirs.length} scenario(s) · ${modelProvider ? `model ${modelProvider.name} ${modelProvider.model}` : 'deterministic triage only (--model adds the model loop)'} · ${new Date().toISOString()}`);
-  console.log(`questions: ${ids.map((q, i) => `${i + 1}=${q}`).join(' ')}\n`);
-  console.log(`${'scenario'.padEnd(40)} ${'noise'.padEnd(5)} 1 2 3 4 5 6 7 8 9  score pass  mitig.  1st card  tokens  cost`);
-  const reports: ScenarioReport[] = [];
-  for (const dir of dirs) {
+  if (!shard) {
+    console.log(`Vigil eval · ${dirs.length} scenario(s)${jobs > 1 ? ` in ${jobs} processes` : ''} · ${modelProvider ? `model ${modelProvider.name} ${modelProvider.model}` : 'deterministic triage only (--model adds the model loop)'} · ${new Date().toISOString()}`);
+    console.log(`questions: ${ids.map((q, i) => `${i + 1}=${q}`).join(' ')}\n`);
+    console.log(`${'scenario'.padEnd(40)} ${'noise'.padEnd(5)} 1 2 3 4 5 6 7 8 9  score pass  mitig.  1st card  tokens  cost`);
+  }
+  const reports: ScenarioReport[] = jobs > 1 && !shard ? await runShards(jobs, dirs) : [];
+  for (const dir of jobs > 1 && !shard ? [] : dirs) {
     for (const noise of values['no-noise'] ? [true, false] : [true]) {
       const r = await runOne(dir, noise);
       reports.push(r);
@@ -228,6 +244,10 @@ async function main(): Promise<number> {
         : `${ids.map((q) => mark(r.answers[q])).join(' ')}  ${`${r.score}/9`.padEnd(5)} ${(r.pass ? 'yes' : 'no').padEnd(5)} ${r.mitigation.padEnd(7)} ${r.firstCardMs !== undefined ? `${r.firstCardMs} ms`.padStart(8) : '       -'}  ${String(r.inputTokens).padStart(6)}  $${r.costUsd.toFixed(3)}`;
       console.log(`${r.id.padEnd(40)} ${(noise ? 'yes' : 'no').padEnd(5)} ${row}${r.modelNeeded ? '  (model needed)' : ''}`);
     }
+  }
+  if (shard) {
+    writeFileSync(values['shard-out']!, JSON.stringify(reports));
+    return 0;
   }
   const noisy = reports.filter((r) => r.noise);
   const deterministic = noisy.filter((r) => !r.modelNeeded);
@@ -274,6 +294,32 @@ async function main(): Promise<number> {
     console.log(`baseline held: ${(summary.deterministic.passRate * 100).toFixed(1)}% ≥ ${(baseline.deterministicPassRate * 100).toFixed(1)}%`);
   }
   return 0;
+}
+
+/**
+ * Run the list in `jobs` child processes of this same script (each starts its own fakes, Prometheus and
+ * database, so nothing is shared), each printing its rows as they finish; merge their reports in list order.
+ */
+async function runShards(jobs: number, dirs: string[]): Promise<ScenarioReport[]> {
+  const tmp = mkdtempSync(join(tmpdir(), 'vigil-eval-'));
+  // What selects and runs scenarios goes to the children; reporting, strictness and the baseline stay here.
+  const pass = ['--dir', values.dir!, ...(values.only ? ['--only', values.only] : []), ...(values['no-noise'] ? ['--no-noise'] : []), ...(values.model ? ['--model'] : [])];
+  try {
+    const parts = await Promise.all(
+      Array.from({ length: jobs }, (_, i) => {
+        const out = join(tmp, `shard-${i}.json`);
+        return new Promise<ScenarioReport[]>((resolve, reject) => {
+          const child = spawn(process.execPath, [...process.execArgv, process.argv[1]!, ...pass, '--shard', `${i}/${jobs}`, '--shard-out', out], { stdio: ['ignore', 'inherit', 'inherit'] });
+          child.on('error', reject);
+          child.on('exit', (code) => (code === 0 && existsSync(out) ? resolve(JSON.parse(readFileSync(out, 'utf8')) as ScenarioReport[]) : reject(new Error(`eval shard ${i}/${jobs} exited with ${code}`))));
+        });
+      }),
+    );
+    const order = new Map(dirs.map((d, i) => [basename(d), i]));
+    return parts.flat().sort((a, b) => (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0) || Number(b.noise) - Number(a.noise));
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
 }
 
 main().then(

@@ -33,14 +33,16 @@ describe('npm run eval', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('grades each scenario, reports a broken one and carries on, and writes the JSON report', async () => {
+  it('grades each scenario in child processes (--jobs), reports a broken one and carries on, and writes the merged JSON report', async () => {
     const json = join(dir, 'report.json');
-    const res = await run(['--dir', dir, '--json', json, '--no-noise']);
+    const res = await run(['--dir', dir, '--json', json, '--no-noise', '--jobs', '2']);
     expect(res.code, res.err).toBe(0);
+    expect(res.out).toMatch(/2 scenario\(s\) in 2 processes/);
     expect(res.out).toMatch(/demo-checkout-scaled-to-zero\s+yes\s+✓ ✓ ✓ ✓ ✓ ✓ ✓ ✓ ✓\s+9\/9\s+yes\s+right/);
     expect(res.out).toMatch(/broken-one\s+yes\s+ERROR .*scenario\.yaml/);
     const report = JSON.parse(readFileSync(json, 'utf8'));
-    expect(report.summary).toMatchObject({ total: 2, passed: 1, passRate: 0.5 });
+    expect(report.summary).toMatchObject({ total: 2, passed: 1, passRate: 0.5, withoutNoise: { total: 2 } });
+    expect(report.scenarios.map((s: { id: string; noise: boolean }) => `${s.id}:${s.noise}`)).toEqual(['broken-one:true', 'broken-one:false', 'demo-checkout-scaled-to-zero:true', 'demo-checkout-scaled-to-zero:false']);
     const demo = report.scenarios.find((s: { id: string; noise: boolean }) => s.id === 'demo-checkout-scaled-to-zero' && s.noise);
     expect(demo).toMatchObject({ score: 9, pass: true, answers: { 'loc.kind': true }, inputTokens: 0, costUsd: 0 });
     expect(typeof demo.firstCardMs).toBe('number');
