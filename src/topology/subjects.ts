@@ -169,14 +169,17 @@ function fromLabels(labels: Record<string, string>, t: Topology): Subject[] {
 /** Alertmanager's default title carries label values without keys: match them against the cluster. */
 function fromValues(alert: Alert, t: Topology): Subject[] {
   const values = alert.labelValues.map((v) => v.trim()).filter(Boolean);
-  const namespaces = values.filter((v) => t.has({ kind: 'Namespace', name: v }));
+  // `(thumbnail.requests critical media media)`: the same namespace may come twice (namespace and vhost).
+  const namespaces = [...new Set(values.filter((v) => t.has({ kind: 'Namespace', name: v })))];
   const ns = namespaces.length === 1 ? namespaces[0] : undefined;
   const out: Subject[] = [];
   for (const v of values) {
     if (namespaces.includes(v)) continue;
     if (/^https?:\/\//.test(v) || /^[a-z0-9.-]+\.[a-z]{2,}(:\d+)?(\/.*)?$/i.test(v)) {
+      const before = out.length;
       for (const h of hostRefs(v.includes('://') ? v : `//${v}`)) for (const ref of byHost(t, h.host, ns)) out.push({ ref, how: `value ${v}` });
-      continue;
+      // `thumbnail.requests` looks like a host name too: when no host matches, try it as a queue below.
+      if (out.length > before || v.includes('://') || v.includes('/')) continue;
     }
     if (t.has({ kind: 'Node', name: v })) {
       out.push({ ref: { kind: 'Node', name: v }, how: `value ${v}` });
@@ -186,7 +189,12 @@ function fromValues(alert: Alert, t: Topology): Subject[] {
       findNamed(t, [...WORKLOAD_KINDS], v, ns) ??
       findNamed(t, ['Service', 'Ingress', 'PersistentVolumeClaim', 'HorizontalPodAutoscaler', 'Certificate'], v, ns) ??
       (POD_SUFFIX.test(v) ? (ns ? t.workloadOf(ns, v) : undefined) ?? findNamed(t, [...WORKLOAD_KINDS], v.replace(POD_SUFFIX, ''), ns) : undefined);
-    if (found) out.push({ ref: found, how: `value ${v}` });
+    if (found) {
+      out.push({ ref: found, how: `value ${v}` });
+      continue;
+    }
+    // A queue, topic or consumer group (`thumbnail.requests`, `orders-events`): the workloads consuming it.
+    if (/^[a-z0-9][a-z0-9_.-]*[._-][a-z0-9_.-]*[a-z0-9]$/i.test(v)) for (const ref of consumersOf(t, v, ns)) out.push({ ref, how: `value ${v} (its consumer)` });
   }
   if (out.length === 0 && ns) out.push({ ref: { kind: 'Namespace', name: ns }, how: `value ${ns}` });
   return out;
@@ -318,9 +326,15 @@ function consumersOf(t: Topology, name: string, ns: string | undefined): Compone
     ...t.snapshot.deployments.map((d) => ({ kind: 'Deployment', obj: d })),
     ...t.snapshot.statefulSets.map((d) => ({ kind: 'StatefulSet', obj: d })),
   ];
+  // KEDA scales consumers on the queue itself: a trigger's queueName/topic/consumerGroup/stream names it.
+  const scaled = new Set(
+    (t.snapshot.custom['ScaledObject'] ?? [])
+      .filter((so) => ((so.spec?.['triggers'] as { metadata?: Record<string, unknown> }[] | undefined) ?? []).some((tr) => Object.entries(tr.metadata ?? {}).some(([k, v]) => /queue|topic|group|stream|subscription/i.test(k) && typeof v === 'string' && v.toLowerCase() === name.toLowerCase())))
+      .map((so) => `${so.metadata.namespace}/${(so.spec?.['scaleTargetRef'] as { name?: string } | undefined)?.name ?? ''}`),
+  );
   const hits = all.filter(({ obj }) => {
     const values = (obj.spec?.template?.spec?.containers ?? []).flatMap((c) => [...(c.env ?? []).map((e) => e.value ?? ''), ...(c.args ?? [])]);
-    return obj.metadata?.name === name || values.some((v) => word.test(v));
+    return obj.metadata?.name === name || scaled.has(`${obj.metadata?.namespace}/${obj.metadata?.name}`) || values.some((v) => word.test(v));
   });
   // The namespace label of a queue alert is often the exporter's or the broker's: prefer consumers there, keep the rest.
   hits.sort((a, b) => Number(b.obj.metadata?.namespace === ns) - Number(a.obj.metadata?.namespace === ns));

@@ -107,6 +107,14 @@ describe('subjects, the walk and the scope', () => {
     expect(resolveSubjects(a, t).map((s) => nodeId(s.ref))).toEqual(['Service/shop/quotes']);
   });
 
+  it('reads a title\'s keyless values: a namespace given twice, and a queue to the workloads KEDA scales on it', () => {
+    const a = alert({ service: 'Media Pipeline (Prometheus)' }, { source: 'pagerduty', labelValues: ['RabbitMQQueueBacklogHigh', 'quotes.requests', 'critical', 'shop', 'shop'] });
+    expect(resolveSubjects(a, t).map((s) => nodeId(s.ref))).toEqual(['Namespace//shop']);
+    const w = world();
+    w.custom['ScaledObject'] = [{ apiVersion: 'keda.sh/v1alpha1', kind: 'ScaledObject', metadata: { name: 'quotes', namespace: 'shop' }, spec: { scaleTargetRef: { name: 'quotes' }, triggers: [{ type: 'rabbitmq', metadata: { queueName: 'quotes.requests', vhostName: 'shop' } }] } }];
+    expect(resolveSubjects(a, buildTopology(w)).map((s) => nodeId(s.ref))).toEqual(['Deployment/shop/quotes']);
+  });
+
   it('resolves each alert of a grouped post', () => {
     const a = alert({ alertname: 'HighErrorRate' }, { members: [{ labels: { namespace: 'shop', service: 'quotes' }, annotations: {} }, { labels: { namespace: 'shop', service: 'cache' }, annotations: {} }] });
     expect(resolveSubjects(a, t).map((s) => nodeId(s.ref)).sort()).toEqual(['Service/shop/cache', 'Service/shop/quotes']);
