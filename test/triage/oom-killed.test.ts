@@ -182,5 +182,25 @@ describe('oom-killed', () => {
     const [own] = oomKilled.analyze({ ...input({}), cluster: { snapshot: { limitRanges: [{ ...limitRange, spec: { limits: [{ type: 'Container', _default: { memory: '256Mi' } }] } }] } } as never });
     expect(own!.component).toMatchObject({ kind: 'Deployment', name: 'search-api' });
   });
-});
 
+  it('localises an injected sidecar\'s limit to the injector ConfigMap edited before its pods were created', () => {
+    const proxy = (limit: string): V1Container => ({ name: 'istio-proxy', image: 'istio/proxyv2:1.23.2', resources: { limits: { memory: limit } } });
+    const sidecarPod = (name: string, limit: string, created: Date): V1Pod => {
+      const p = pod(name, '256Mi', { finishedAt: at(-MIN) });
+      return { ...p, metadata: { ...p.metadata!, creationTimestamp: created }, spec: { containers: [container('2Gi'), proxy(limit)] }, status: { containerStatuses: [{ ...p.status!.containerStatuses![0]!, name: 'istio-proxy' }] } };
+    };
+    const injector = { metadata: { name: 'istio-sidecar-injector', namespace: 'istio-system', managedFields: [{ manager: 'helm', operation: 'Update', time: at(-160 * MIN), fieldsV1: { 'f:data': { 'f:config': {}, 'f:values': {} } } }] }, keys: ['config', 'values'], hosts: [] };
+    const fresh = sidecarPod('search-api-new-a', '128Mi', at(-20 * MIN));
+    const older = { ...sidecarPod('reviews-api-7c9d-x1y2z', '1Gi', at(-3 * 24 * 60 * MIN)), metadata: { name: 'reviews-api-7c9d-x1y2z', namespace: 'community', creationTimestamp: at(-3 * 24 * 60 * MIN) } };
+    const base = input({ pods: [fresh] });
+    const [f] = oomKilled.analyze({ ...base, cluster: { snapshot: { limitRanges: [], configMaps: [injector], pods: [fresh, older] } } as never });
+    expect(f!.component).toEqual({ kind: 'ConfigMap', namespace: 'istio-system', name: 'istio-sidecar-injector' });
+    expect(f!.facts).toMatchObject({ container: 'istio-proxy', memoryLimit: '128Mi', object: 'ConfigMap/istio-sidecar-injector', keys: 'values', editor: 'helm', changedAt: at(-160 * MIN).toISOString() });
+    expect(f!.affected?.[0]).toEqual({ kind: 'Deployment', namespace: 'search', name: 'search-api' });
+    expect(f!.supporting.map((e) => e.summary).join(' ')).toContain('reviews-api-7c9d-x1y2z: 1Gi');
+    // The template overriding the proxy's memory by annotation makes it the workload's own setting.
+    const annotated = input({ pods: [fresh], workload: { ...base.kube.workload!, spec: { ...base.kube.workload!.spec!, template: { metadata: { annotations: { 'sidecar.istio.io/proxyMemoryLimit': '128Mi' } }, spec: base.kube.workload!.spec!.template.spec } } } as V1Deployment });
+    const [own] = oomKilled.analyze({ ...annotated, cluster: { snapshot: { limitRanges: [], configMaps: [injector], pods: [fresh] } } as never });
+    expect(own!.component).toMatchObject({ kind: 'Deployment', name: 'search-api' });
+  });
+});

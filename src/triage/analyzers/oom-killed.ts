@@ -21,6 +21,8 @@ import { CHANGE_WINDOW_MS } from '../analyzer.js';
 import { objectCitation } from '../citations.js';
 import { clockTime, humanDuration, relativeToOnset } from '../time.js';
 import type { Finding, MitigationProposal } from '../types.js';
+import type { ClusterSnapshot } from '../../topology/snapshot.js';
+import { writtenKeys } from './config-change.js';
 import { containerStatuses, imageTag, podContainer, podEvents, eventEvidence, revisionEvidence, revisions, servingScope, templateContainer, undoProposal } from './crash-loop.js';
 
 const UNITS: Record<string, number> = { '': 1, k: 1e3, K: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, Ki: 1024, Mi: 1024 ** 2, Gi: 1024 ** 3, Ti: 1024 ** 4, Pi: 1024 ** 5 };
@@ -217,6 +219,27 @@ export const oomKilled: Analyzer = {
     // admission (the template has none). That object is the fault, and every pod it defaults is at risk.
     const defaulted = limit && !memLimit(templateContainer(kube.workload, container)) ? defaultingLimitRange(cluster?.snapshot.limitRanges ?? [], t.namespace, limit) : undefined;
     let origin: { kind: string; namespace?: string; name: string } = component;
+    // The container is not in the pod template at all: a mesh injected it, with the resources of the
+    // injector's config (unless the template overrides them by annotation). A recent edit of that config
+    // is the fault, and every pod injected since carries it.
+    const injected = !defaulted && limit && !templateContainer(kube.workload, container) ? injectorConfig(cluster?.snapshot, container, limit, kube.workload?.spec?.template?.metadata?.annotations, onset) : undefined;
+    if (injected) {
+      origin = { kind: 'ConfigMap', namespace: injected.namespace, name: injected.name };
+      Object.assign(facts, { injectedBy: `ConfigMap/${injected.name}`, object: `ConfigMap/${injected.name}`, ...(injected.keys.length ? { keys: injected.keys.join(',') } : {}), editor: injected.manager, manager: injected.manager, changedAt: injected.at.toISOString() });
+      supporting.push({
+        kind: 'managed_fields',
+        summary: `${container} is not in ${t.name}'s pod template: the mesh injects it with the resources of ConfigMap ${injected.namespace}/${injected.name}, last written by \`${injected.manager}\` at ${clockTime(injected.at)} (${relativeToOnset(injected.at, onset)})`,
+        citation: objectCitation('ConfigMap', injected.namespace, injected.name, `metadata.managedFields[${injected.index}]`),
+        observedAt: injected.at,
+      });
+      if (injected.olderPods.length) {
+        supporting.push({
+          kind: 'object',
+          summary: `pods injected before that change run ${container} with a different memory limit (${injected.olderPods.slice(0, 3).map((p) => `${p.name}: ${p.limit}`).join(', ')}); ${t.name}'s pods, created after it, have ${limit}`,
+          citation: objectCitation('Pod', injected.olderPods[0]!.namespace, injected.olderPods[0]!.name, 'spec.containers'),
+        });
+      }
+    }
     if (defaulted) {
       origin = { kind: 'LimitRange', namespace: t.namespace, name: defaulted.name };
       Object.assign(facts, { limitDefaultedBy: `LimitRange/${defaulted.name}`, ...(defaulted.manager ? { manager: defaulted.manager } : {}), ...(defaulted.at ? { changedAt: defaulted.at.toISOString() } : {}) });
@@ -261,6 +284,7 @@ export const oomKilled: Analyzer = {
       `Container ${container} of ${t.kind.toLowerCase()}/${t.name} is killed by the kernel OOM killer (OOMKilled, exit code ${exitCode}) in ${pods.length} pod${pods.length === 1 ? '' : 's'}, up to ${restartCount} restarts` +
       (limit ? `: it reaches its memory limit of ${limit}` : ': it has no memory limit, so the node ran out of memory') +
       (defaulted ? ` (a default: the pod template sets none, so LimitRange ${t.namespace}/${defaulted.name} applied ${limit} at admission)` : '') +
+      (injected ? ` (injected: the pod template has no ${container}; the sidecar injector's ConfigMap ${injected.namespace}/${injected.name}, written by \`${injected.manager}\` ${relativeToOnset(injected.at, onset)}, sets ${limit}, so every pod injected since gets it — restore the injector's previous proxy resources, then restart the affected workloads; rolling back ${t.name} alone re-injects the same limit)` : '') +
       (facts['memoryGrowth'] === 'leak' ? `; the limit did not change: memory climbs steadily to it in every run, a leak introduced with revision ${current!.revision} (${relativeToOnset(current!.createdAt!, onset)})` : '') +
       (lowered ? `, lowered from ${previousLimit}${who ? ` by \`${who}\` (field manager \`${writer!.entry.manager}\`)` : ''} in revision ${current!.revision}${current!.createdAt ? ` at ${clockTime(current!.createdAt)}, ${relativeToOnset(current!.createdAt, onset)}` : ''}` : '') +
       '.';
@@ -269,12 +293,13 @@ export const oomKilled: Analyzer = {
         key,
         analyzer: 'oom-killed',
         status: 'supported',
-        confidence: lowered ? 0.95 : limit ? 0.92 : 0.9,
-        title: `${t.name} OOMKilled${limit ? ` at its ${limit} memory limit` : ''}${lowered ? ` (lowered from ${previousLimit}${who ? ` by ${who}` : ''})` : ''}${defaulted ? ` defaulted by LimitRange ${defaulted.name}` : ''}`,
+        confidence: lowered || injected ? 0.95 : limit ? 0.92 : 0.9,
+        title: `${t.name} OOMKilled${limit ? ` at its ${limit} memory limit` : ''}${lowered ? ` (lowered from ${previousLimit}${who ? ` by ${who}` : ''})` : ''}${defaulted ? ` defaulted by LimitRange ${defaulted.name}` : ''}${injected ? ` set by the sidecar injector (ConfigMap ${injected.namespace}/${injected.name})` : ''}`,
         component: origin,
         mechanism,
         scope,
-        affected,
+        // When the fault is an object of another kind (a LimitRange, an injector config), the workload is its victim.
+        affected: origin === component ? affected : [component, ...affected.filter((a) => !(a.kind === component.kind && a.name === component.name && a.namespace === component.namespace))],
         facts,
         supporting,
         refuting: [],
@@ -294,6 +319,49 @@ function leakSignature(ws: { series: { min: number | null; max: number | null; f
   const repeated = climbing.filter((s) => s.changePoints.filter((c) => c.after > c.before).length >= 2);
   if (climbing.length < 2 && repeated.length === 0) return undefined;
   return { low: Math.min(...climbing.map((s) => s.min!)), high: Math.max(...climbing.map((s) => s.max!)), series: climbing.length };
+}
+
+/** Sidecars a mesh injects, and the ConfigMap whose values give them their resources. */
+const INJECTORS: { container: string; configMap: RegExp; namespace: RegExp; overrides: string[]; resourceKeys: string[] }[] = [
+  // istiod's injector renders the sidecar from `config` (templates) with `values` (global.proxy.resources).
+  { container: 'istio-proxy', configMap: /^istio-sidecar-injector(-[\w.-]+)?$/, namespace: /istio/, overrides: ['sidecar.istio.io/proxyMemoryLimit', 'sidecar.istio.io/proxyMemory'], resourceKeys: ['values'] },
+  { container: 'linkerd-proxy', configMap: /^linkerd-config$/, namespace: /linkerd/, overrides: ['config.linkerd.io/proxy-memory-limit', 'config.linkerd.io/proxy-memory-request'], resourceKeys: ['values'] },
+];
+const INJECTOR_RECENT_MS = 7 * 24 * 3600_000;
+
+/**
+ * The injector config that gave an injected sidecar its limit, when it was written in the last week
+ * (before the onset) and the template does not override the resources by annotation; with older pods
+ * whose same sidecar runs another limit, the comparison a responder makes.
+ */
+function injectorConfig(
+  s: ClusterSnapshot | undefined,
+  container: string,
+  limit: string,
+  annotations: Record<string, string> | undefined,
+  onset: Date,
+): { namespace: string; name: string; manager: string; at: Date; index: number; keys: string[]; olderPods: { namespace: string; name: string; limit: string }[] } | undefined {
+  const inj = INJECTORS.find((i) => i.container === container);
+  if (!inj || !s || inj.overrides.some((a) => annotations?.[a])) return undefined;
+  const cm = s.configMaps.find((c) => inj.configMap.test(c.metadata.name ?? '') && inj.namespace.test(c.metadata.namespace ?? ''));
+  if (!cm) return undefined;
+  const entries = cm.metadata.managedFields ?? [];
+  let index: number | undefined;
+  for (let i = 0; i < entries.length; i++) if (entries[i]!.time && !entries[i]!.subresource && (index === undefined || new Date(entries[i]!.time!).getTime() >= new Date(entries[index]!.time!).getTime())) index = i;
+  const e = index !== undefined ? entries[index] : undefined;
+  if (!e?.time || index === undefined) return undefined;
+  const at = new Date(e.time);
+  if (at.getTime() > onset.getTime() + 120_000 || onset.getTime() - at.getTime() > INJECTOR_RECENT_MS) return undefined;
+  const written = writtenKeys(e.fieldsV1);
+  const keys = written.filter((k) => inj.resourceKeys.includes(k));
+  const olderPods = s.pods
+    .filter((p) => p.metadata?.creationTimestamp && new Date(p.metadata.creationTimestamp).getTime() < at.getTime())
+    .flatMap((p) => {
+      const c = (p.spec?.containers ?? []).find((x) => x.name === container);
+      const l = c?.resources?.limits?.['memory'];
+      return l && memoryBytes(String(l)) !== memoryBytes(limit) ? [{ namespace: p.metadata?.namespace ?? '', name: p.metadata?.name ?? '?', limit: String(l) }] : [];
+    });
+  return { namespace: cm.metadata.namespace ?? '', name: cm.metadata.name ?? '', manager: e.manager ?? 'unknown', at, index, keys: keys.length ? keys : written, olderPods };
 }
 
 /** The namespace's LimitRange whose Container default memory limit is `limit`, with its last writer. */
