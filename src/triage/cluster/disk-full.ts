@@ -44,7 +44,12 @@ const EXHAUSTED = 0.99;
 const NOT_FULL = 0.9;
 
 const DISK_ERRORS =
-  /No space left on device|\bENOSPC\b|could not extend file|disk (is )?full|out of disk|Disk quota exceeded|\bEDQUOT\b|database or disk is full|SQLSTATE 53100|\b53100\b|The table '?[\w.]+'? is full|flood.stage disk watermark|insufficient (disk|storage) space|not enough space on (the )?disk/i;
+  /No space left on device|\bENOSPC\b|could not extend file|disk (is )?full|out of disk|Disk quota exceeded|\bEDQUOT\b|database or disk is full|SQLSTATE 53100|\b53100\b|The table '?[\w.]+'? is full|flood.stage disk watermark|flood.stage watermark|read.only.allow.delete|cluster_block_exception|insufficient (disk|storage) space|not enough space on (the )?disk/i;
+
+// Clients quote the block (`cluster_block_exception … read-only-allow-delete`); the nodes log the watermark.
+const FLOOD_STAGE = /flood.stage|read.only.allow.delete|disk usage exceeded|cluster_block_exception/i;
+const FLOOD_STAGE_WATERMARK = 0.95;
+const SEARCH_ENGINE = /elastic|opensearch|(^|-)es(-|$)/i;
 
 interface Usage {
   namespace: string;
@@ -181,9 +186,14 @@ export const diskFull: ClusterAnalyzer = {
     const out: Finding[] = [];
     const done = new Set<string>();
 
+    // Elasticsearch/OpenSearch stop writes at their flood-stage watermark (95% by default) with an index
+    // block, well before the disk is full: when writers quote it, their data claims are full at 95%.
+    const floodStage = hits.some((h) => FLOOD_STAGE.test(`${h.example} ${h.template}`)) || events.some((e) => FLOOD_STAGE.test(e.message ?? ''));
+    const fullAt = (u: Usage) => (floodStage && (byClaim.get(pvcKey(u.namespace, u.pvc)) ?? []).some((m) => SEARCH_ENGINE.test(m.workload.name) || SEARCH_ENGINE.test(u.pvc)) ? FLOOD_STAGE_WATERMARK : FULL);
     for (const u of measured) {
-      const level = u.current !== null && u.current >= FULL ? u.current : u.peak;
-      if (level < FULL) continue;
+      const full = fullAt(u);
+      const level = u.current !== null && u.current >= full ? u.current : u.peak;
+      if (level < full) continue;
       done.add(pvcKey(u.namespace, u.pvc));
       const component: ComponentRef = { kind: 'PersistentVolumeClaim', namespace: u.namespace, name: u.pvc };
       const key = `${NAME}:${u.namespace}/PersistentVolumeClaim/${u.pvc}`;
@@ -193,7 +203,7 @@ export const diskFull: ClusterAnalyzer = {
       const claim = claimOf(input, u.namespace, u.pvc);
       const metricEv: Evidence = {
         kind: 'metric',
-        summary: `${u.summary.title} of ${u.namespace}/${u.pvc}: ${pct(u.current)} now, peak ${pct(u.peak)}${u.series.baseline ? `, ${pct(u.series.baseline.median)} before` : ''}${u.since ? `; over ${Math.round(FULL * 100)}% since ${clockTime(u.since)}` : ''}${bytes.used !== undefined && bytes.capacity !== undefined ? ` (${gib(bytes.used)} of ${gib(bytes.capacity)})` : ''}`,
+        summary: `${u.summary.title} of ${u.namespace}/${u.pvc}: ${pct(u.current)} now, peak ${pct(u.peak)}${u.series.baseline ? `, ${pct(u.series.baseline.median)} before` : ''}${u.since ? `; over ${Math.round(FULL * 100)}% since ${clockTime(u.since)}` : ''}${full < FULL ? `; past the ${Math.round(full * 100)}% flood-stage watermark, where the search engine blocks writes` : ''}${bytes.used !== undefined && bytes.capacity !== undefined ? ` (${gib(bytes.used)} of ${gib(bytes.capacity)})` : ''}`,
         citation: u.summary.citation,
         ...(u.since ? { observedAt: u.since } : {}),
         detail: { metric: u.series.metric, last: u.series.last, max: u.series.max, baseline: u.series.baseline, changePoints: u.series.changePoints },
@@ -216,7 +226,7 @@ export const diskFull: ClusterAnalyzer = {
         });
         continue;
       }
-      out.push(finding(input, { component, key, usedPercent, level, usage: u, bytes, claim, mounts: ms.length ? ms : byClaim.get(pvcKey(u.namespace, u.pvc)) ?? [], hits, events, metricEv, byClaim }));
+      out.push(finding(input, { full, component, key, usedPercent, level, usage: u, bytes, claim, mounts: ms.length ? ms : byClaim.get(pvcKey(u.namespace, u.pvc)) ?? [], hits, events, metricEv, byClaim }));
     }
 
     // Write errors without a usage measure over the threshold: the claims their writers (or the services they call) mount.
@@ -287,6 +297,8 @@ export const diskFull: ClusterAnalyzer = {
 function finding(
   input: ClusterTriageInput,
   a: {
+    /** The fill level at which writes stop (the flood-stage watermark for a search engine's data). */
+    full: number;
     component: ComponentRef;
     key: string;
     usedPercent: number;
@@ -305,7 +317,8 @@ function finding(
   const ns = component.namespace!;
   const writerIds = new Set(a.mounts.map((m) => nodeId(m.workload)));
   const writerPods = new Set(a.mounts.flatMap((m) => m.pods));
-  const own = a.hits.filter((h) => writerIds.has(nodeId(h.workload)) && (!h.pod || !writerPods.size || writerPods.has(h.pod)));
+  // A writer's own pod, or a sibling that names it (the Elasticsearch master logs every node's watermark).
+  const own = a.hits.filter((h) => writerIds.has(nodeId(h.workload)) && (!h.pod || !writerPods.size || writerPods.has(h.pod) || [...writerPods].some((p) => h.example.includes(`[${p}]`) || h.example.includes(` ${p} `))));
   // Callers quoting the store's error: those that call a writer; without a graph edge, those of its namespace that mount no claim of their own.
   const mountsOwn = (w: ComponentRef) => [...a.byClaim.values()].some((ms) => ms.some((m) => nodeId(m.workload) === nodeId(w)));
   const callers = a.hits.filter((h) => !own.includes(h) && !writerIds.has(nodeId(h.workload)) && (dependsOnAny(input, h.workload, a.mounts) || (h.workload.namespace === ns && !mountsOwn(h.workload))));
@@ -332,7 +345,7 @@ function finding(
   }
 
   const corroborated = own.length + callers.length + evs.length > 0;
-  const current = u.current !== null && u.current >= FULL;
+  const current = u.current !== null && u.current >= a.full;
   let status: Finding['status'];
   let confidence: number;
   if (!current) {

@@ -210,6 +210,20 @@ describe('disk-full', () => {
     expect(f!.supporting.some((e) => /volumeClaimTemplate data/.test(e.summary))).toBe(true);
   });
 
+  it('calls a search engine\'s data claim full at its 95% flood-stage watermark when writers quote the index block', () => {
+    const esClaim = 'elasticsearch-data-orders-db-0';
+    const esPod: V1Pod = { ...dbPod, spec: { ...dbPod.spec!, volumes: [{ name: 'data', persistentVolumeClaim: { claimName: esClaim } }] } };
+    const BLOCK = 'level=error msg="bulk request had failed items" status=429 error_type=cluster_block_exception error_reason="index [orders-2026.12] blocked by: [TOO_MANY_REQUESTS/12/disk usage exceeded flood-stage watermark, index has read-only-allow-delete block]"';
+    const metric = (last: number) => [summary('pvc_usage', 'Volume used / capacity', 'ratio', PVC_QUERY, [series({ namespace: 'orders', persistentvolumeclaim: esClaim }, { last, baseline: 0.93, shiftAt: at(-20) })])];
+    const o = { pods: [esPod, apiPod('orders-api-7f8b9c6d5-k2p9x'), redisPod], apiLogs: [logs('orders-api-7f8b9c6d5-k2p9x', 'orders-api', [{ template: BLOCK, count: 180 }])], dbLogs: [logs('orders-db-0', 'postgres', [{ template: PG_READY, count: 3 }])] };
+    const [f] = diskFull.analyze(world({ ...o, metrics: metric(0.951) }));
+    expect(f).toMatchObject({ status: 'supported', component: { kind: 'PersistentVolumeClaim', name: esClaim }, facts: { usedPercent: 95 } });
+    expect(f!.supporting[0]!.summary).toMatch(/flood-stage watermark/);
+    // Without the index block in anyone's logs, 95% is just a full-ish disk.
+    const quiet = { ...o, apiLogs: [logs('orders-api-7f8b9c6d5-k2p9x', 'orders-api', [{ template: API_OK, count: 900 }])] };
+    expect(diskFull.analyze(world({ ...quiet, metrics: metric(0.951) })).filter((x) => x.status === 'supported')).toEqual([]);
+  });
+
   it('supports a claim at 100% with no write error yet, with less confidence; keeps 98% open', () => {
     const quiet = { dbLogs: [logs('orders-db-0', 'postgres', [{ template: PG_READY, count: 3 }])], apiLogs: [logs('orders-api-7f8b9c6d5-k2p9x', 'orders-api', [{ template: API_OK, count: 900 }])] };
     const [full] = diskFull.analyze(world({ ...quiet, metrics: [usage(0.9995)] }));
