@@ -59,6 +59,20 @@ describe('database-degraded from the store\'s own exporter', () => {
     expect(f!.supporting[0]!.citation.ref).toBe('q-store_latency');
   });
 
+  it('prefers the exporter\'s replication lag over a stray slow-query line, and names the Job holding the replica', () => {
+    const replica: KubeEvidence = {
+      ...kube,
+      target: { kind: 'StatefulSet', namespace: 'db', name: 'pg-replica' },
+      workload: { metadata: { name: 'pg-replica' }, spec: { template: { spec: { containers: [{ name: 'postgres', image: 'postgres:16.4' }] } } } } as never,
+      services: [{ service: { metadata: { name: 'pg-replica' } } }],
+      containerLogs: [{ pod: 'pg-replica-1', container: 'postgres', previous: false, running: true, patterns: [{ template: 'LOG: duration: 1843.2 ms statement: SELECT 1', example: 'LOG: duration: 1843.2 ms statement: SELECT 1', count: 1, level: 'info' }], tail: [] }],
+    };
+    const report = { metadata: { name: 'finance-rollup-q4-manual', namespace: 'analytics' }, spec: { template: { spec: { containers: [{ name: 'psql', env: [{ name: 'PGHOST', value: 'pg-replica.db.svc.cluster.local' }] }] } } }, status: { active: 1, startTime: at(-31) } };
+    const withJob = { ...input([series('store_replication_lag', -29, 0.2, 1780)]), kube: replica, cluster: { snapshot: { jobs: [report] } } } as unknown as TriageInput;
+    const [f] = databaseDegraded.analyze(withJob);
+    expect(f).toMatchObject({ status: 'supported', component: { kind: 'StatefulSet', namespace: 'db', name: 'pg-replica' }, facts: { metric: 'replication_lag', after: 1780, blockingJob: 'finance-rollup-q4-manual' } });
+  });
+
   it('does not call a cache that evicts "degraded", nor a store series that moved long before the onset', () => {
     expect(databaseDegraded.analyze(input([series('store_evictions', -10, 0.2, 40, 'keys/s'), series('store_memory_ratio', -10, 0.6, 0.99, 'ratio')]))).toEqual([]);
     expect(databaseDegraded.analyze(input([series('store_latency', -55, 0.000045, 0.061)]))).toEqual([]);

@@ -15,6 +15,7 @@
  * vocabulary too (`dependency`, `dependencyStart`), so a grader asking either way reads the same answer.
  * No mitigation: killing a backend or a migration is a decision for people.
  */
+import type { V1Job } from '@kubernetes/client-node';
 import type { ComponentRef, Evidence } from '../../evidence/types.js';
 import type { Analyzer, TriageInput } from '../analyzer.js';
 import { objectCitation } from '../citations.js';
@@ -63,17 +64,20 @@ export const databaseDegraded: Analyzer = {
       }
     }
     // The exporter's account: each store series that left its baseline in its bad direction.
-    const metricHits: { metric: string; evidence: Evidence; start: Date }[] = [];
+    const metricHits: MetricHit[] = [];
     for (const summary of input.metrics?.summaries ?? []) {
       const sign = STORE_SIGNS[summary.id];
       if (!sign) continue;
       for (const m of metricSymptoms(summary)) {
         if (input.onset.getTime() - m.start.getTime() > STORE_LEAD_MS) continue;
-        metricHits.push({ metric: sign, evidence: m.evidence, start: m.start });
+        metricHits.push({ metric: sign, evidence: m.evidence, start: m.start, ...(m.after !== undefined && m.after !== null ? { after: m.after } : {}) });
       }
     }
     if (!hits.length && !metricHits.length) return [];
-    if (!hits.length) return [metricFinding(input, component0(input), metricHits)];
+    // The exporter's account wins over a few log lines (a slow statement now and then is every database's
+    // background): the log tells the story only when it repeats.
+    const logTotal = hits.reduce((n, h) => n + h.count, 0);
+    if (!hits.length || (metricHits.length && logTotal < 3)) return [metricFinding(input, component0(input), metricHits)];
     const byMetric = new Map<string, typeof hits>();
     for (const h of hits) byMetric.set(h.metric, [...(byMetric.get(h.metric) ?? []), h]);
     const [metric, mine] = [...byMetric.entries()].sort((a, b) => b[1].reduce((n, h) => n + h.count, 0) - a[1].reduce((n, h) => n + h.count, 0))[0]!;
@@ -81,7 +85,7 @@ export const databaseDegraded: Analyzer = {
     const since = mine.map((h) => h.first).filter((d): d is Date => !!d).sort((a, b) => a.getTime() - b.getTime())[0];
     const statement = mine.map((h) => STATEMENT.exec(h.example)?.[0]).find((x) => !!x) ?? input.kube.containerLogs.flatMap((l) => l.patterns).map((p) => STATEMENT.exec(p.example)?.[0]).find((x) => !!x);
     const snapshot = input.cluster?.snapshot;
-    const runningJob = snapshot?.jobs.find((j) => (j.status?.active ?? 0) > 0 && j.metadata?.namespace === t.namespace && /migrat|flyway|liquibase|schema|backfill|reindex/i.test(j.metadata?.name ?? ''));
+    const runningJob = blockingJob(input);
     const component: ComponentRef = { kind: t.kind, namespace: t.namespace, name: t.name };
     const supporting: Evidence[] = mine.slice(0, 3).map((h) => ({
       kind: 'log',
@@ -111,6 +115,28 @@ export const databaseDegraded: Analyzer = {
   },
 };
 
+interface MetricHit {
+  metric: string;
+  evidence: Evidence;
+  start: Date;
+  after?: number;
+}
+
+/**
+ * A Job running now against this store: a migration in its namespace, or any active Job whose pods
+ * name one of its Services (a hand-run report holding a snapshot on a replica, a backfill).
+ */
+function blockingJob(input: TriageInput): V1Job | undefined {
+  const t = input.kube.target!;
+  const jobs = (input.cluster?.snapshot.jobs ?? []).filter((j) => (j.status?.active ?? 0) > 0);
+  const hosts = input.kube.services.map((s) => s.service.metadata?.name).filter((n): n is string => !!n).map((n) => `${n}.${t.namespace}`);
+  const names = (j: V1Job) => (j.spec?.template?.spec?.containers ?? []).flatMap((c) => [...(c.env ?? []).map((e) => e.value ?? ''), ...(c.args ?? []), ...(c.command ?? [])]).join(' ');
+  return (
+    jobs.find((j) => j.metadata?.namespace === t.namespace && /migrat|flyway|liquibase|schema|backfill|reindex/i.test(j.metadata?.name ?? '')) ??
+    jobs.find((j) => hosts.some((h) => names(j).includes(h)) || (j.metadata?.namespace === t.namespace && input.kube.services.some((s) => new RegExp(`(^|[^\\w-])${s.service.metadata?.name}([^\\w-]|$)`).test(names(j)))))
+  );
+}
+
 function component0(input: TriageInput): ComponentRef {
   const t = input.kube.target!;
   return { kind: t.kind, namespace: t.namespace, name: t.name };
@@ -119,10 +145,11 @@ function component0(input: TriageInput): ComponentRef {
 const WHAT: Record<string, string> = { locks: 'queries wait on locks', connections: 'it refuses new connections', memory: 'it is out of memory for its data', replication_lag: 'its replicas lag behind', slow_queries: 'its commands run slowly', latency_p99: 'its commands run slowly' };
 
 /** A store whose own exporter says it is in trouble, while its log is quiet. */
-function metricFinding(input: TriageInput, component: ComponentRef, hits: { metric: string; evidence: Evidence; start: Date }[]): Finding {
+function metricFinding(input: TriageInput, component: ComponentRef, hits: MetricHit[]): Finding {
   const t = input.kube.target!;
   const sorted = [...hits].sort((a, b) => a.start.getTime() - b.start.getTime());
   const first = sorted[0]!;
+  const job = blockingJob(input);
   return {
     key: `database-degraded:${t.namespace}/${t.kind}/${t.name}`,
     analyzer: 'database-degraded',
@@ -131,11 +158,11 @@ function metricFinding(input: TriageInput, component: ComponentRef, hits: { metr
     confidence: 0.8,
     title: `${t.name} (data store) is degraded: ${WHAT[first.metric]}`,
     component,
-    mechanism: `${t.name}'s own exporter shows ${WHAT[first.metric]} since ${clockTime(first.start)} (${first.evidence.summary}); its callers wait on it.`,
+    mechanism: `${t.name}'s own exporter shows ${WHAT[first.metric]} since ${clockTime(first.start)} (${first.evidence.summary}); its callers wait on it${job ? `; job ${job.metadata?.namespace}/${job.metadata?.name} is running against it` : ''}.`,
     scope: `every caller of ${t.name}`,
     affected: [component, ...input.kube.services.map((s) => ({ kind: 'Service', namespace: t.namespace, name: s.service.metadata?.name ?? '?' })), ...input.kube.dependents.map((d) => ({ kind: d.kind, namespace: t.namespace, name: d.name }))],
-    facts: { database: t.name, dependency: t.name, metric: first.metric, since: first.start.toISOString(), dependencyStart: first.start.toISOString() },
-    supporting: sorted.slice(0, 3).map((h) => h.evidence),
+    facts: { database: t.name, dependency: t.name, metric: first.metric, ...(first.after !== undefined ? { after: first.after } : {}), ...(job ? { blockingJob: job.metadata?.name ?? '' } : {}), since: first.start.toISOString(), dependencyStart: first.start.toISOString() },
+    supporting: [...sorted.slice(0, 3).map((h) => h.evidence), ...(job ? [{ kind: 'object' as const, summary: `job ${job.metadata?.namespace}/${job.metadata?.name} is running (started ${job.status?.startTime ? clockTime(new Date(job.status.startTime)) : '?'}) and connects to ${t.name}`, citation: objectCitation('Job', job.metadata?.namespace, job.metadata?.name ?? '?', 'status') }] : [])],
     refuting: [],
   };
 }
