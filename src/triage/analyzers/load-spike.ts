@@ -4,7 +4,8 @@
  * blame. Who sends the extra traffic: a workload that calls it and was itself changed just before (a
  * load generator's users raised, a client's concurrency or retry settings edited), else nobody named.
  * Localised to that client when found, else to the saturated workload. Facts: `metric` (`request_rate`),
- * `before`, `after`, `ratio`, `client`. No mitigation (rate-limit or scale by hand).
+ * `before`, `after` (the peak), `ratio`, `client`, `changedAt`. A client changed by a rollout gets
+ * `rollout_undo` to its previous revision; otherwise no mitigation (rate-limit or scale by hand).
  */
 import type { ComponentRef, Evidence } from '../../evidence/types.js';
 import { nodeId, refOfId } from '../../topology/graph.js';
@@ -14,6 +15,7 @@ import type { Finding } from '../types.js';
 import { deploysOf, metricLabel, metricSymptoms, targetSymptoms } from './deploy-regression.js';
 import { managedFieldChanges } from '../../changes/kubernetes.js';
 import { objectCitation } from '../citations.js';
+import { revisions, undoProposal } from './crash-loop.js';
 
 const WINDOW_MS = 60 * 60_000;
 
@@ -23,18 +25,29 @@ export const loadSpike: Analyzer = {
     const t = input.kube.target;
     if (!t || !input.kube.workload) return [];
     const rate = input.metrics?.summaries.find((s) => s.id === 'request_rate' && s.status === 'success');
-    const up = metricSymptoms(rate, 'up').find((m) => m.before && m.after && m.after / m.before >= 3 && input.onset.getTime() - m.start.getTime() <= WINDOW_MS);
-    if (!up || !rate) return [];
+    // The level the rise reached: a rollout of the client raises it in steps, so its peak, not the first step.
+    const rises = metricSymptoms(rate, 'up')
+      .filter((m) => m.before && m.after && input.onset.getTime() - m.start.getTime() <= WINDOW_MS)
+      .map((m) => ({ ...m, after: Math.max(m.after!, m.series.max ?? 0) }));
     const symptoms = targetSymptoms(input);
-    const followed = symptoms.metrics.filter((m) => m.start.getTime() >= up.start.getTime() - 60_000);
+    const followedBy = (start: Date) => symptoms.metrics.filter((m) => m.start.getTime() >= start.getTime() - 60_000);
+    // ×3 alone; ×2.5 when latency or errors followed the rise (a retry storm triples attempts, not always requests).
+    const up = rises.find((m) => m.after / m.before! >= 3 || (m.after / m.before! >= 2.5 && followedBy(m.start).length > 0));
+    if (!up || !rate) return [];
+    const followed = followedBy(up.start);
     // A deploy of its own right before the rise is the likelier story (a client retrying on new errors).
     const ownDeploy = deploysOf(input).find((d) => d.at.getTime() <= up.start.getTime() + 60_000 && up.start.getTime() - d.at.getTime() <= 10 * 60_000);
     if (ownDeploy) return [];
-    const ratio = Math.round((up.after! / up.before!) * 10) / 10;
+    const ratio = Math.round((up.after / up.before!) * 10) / 10;
+    up.after = Math.round(up.after * 100) / 100;
     const client = changedClient(input, up.start);
     const component: ComponentRef = client?.ref ?? { kind: t.kind, namespace: t.namespace, name: t.name };
     const supporting: Evidence[] = [up.evidence, ...followed.slice(0, 2).map((m) => m.evidence)];
     if (client) supporting.push({ kind: 'change', summary: `${client.summary} at ${clockTime(client.at)}, ${humanDuration(up.start.getTime() - client.at.getTime())} before the traffic rose`, citation: client.citation, observedAt: client.at });
+    // The client's rollout is what to undo when its previous revision is known (a timeout or retry setting shipped with it).
+    const clientInput = client ? input.cluster?.inputs?.find((i) => i.kube.target?.namespace === client.ref.namespace && i.kube.target?.name === client.ref.name) : undefined;
+    const clientRevs = clientInput ? revisions(clientInput.kube) : undefined;
+    const undo = client?.rollout && clientInput && clientRevs?.previous ? undoProposal(clientInput.kube, clientRevs.previous, `${client.ref.name}'s rollout ${humanDuration(up.start.getTime() - client.at.getTime())} before ${t.name}'s traffic rose ×${ratio}: revision ${clientRevs.previous.revision} sent the usual load`) : undefined;
     return [
       {
         key: `load-spike:${component.namespace}/${component.kind}/${component.name}`,
@@ -46,17 +59,18 @@ export const loadSpike: Analyzer = {
         component,
         mechanism: `${t.name}'s request rate rose from ${up.before} to ${up.after} req/s (×${ratio}) at ${clockTime(up.start)}${followed.length ? `; its ${followed.map((m) => metricLabel(m.metric)).join(' and ')} followed` : ''}${client ? `; ${client.ref.name} was changed just before (${client.summary})` : '; no deploy of its own explains it'}.`,
         scope: `${t.name} and everything that calls it`,
-        affected: [{ kind: t.kind, namespace: t.namespace, name: t.name }, ...input.kube.services.map((s) => ({ kind: 'Service', namespace: t.namespace, name: s.service.metadata?.name ?? '?' }))],
-        facts: { metric: 'request_rate', before: up.before!, after: up.after!, ratio, since: up.start.toISOString(), ...(client ? { client: client.ref.name } : {}) },
+        affected: [{ kind: t.kind, namespace: t.namespace, name: t.name }, ...input.kube.services.map((s) => ({ kind: 'Service', namespace: t.namespace, name: s.service.metadata?.name ?? '?' })), ...input.kube.dependents.map((d) => ({ kind: d.kind, namespace: t.namespace, name: d.name }))],
+        facts: { metric: 'request_rate', before: up.before!, after: up.after, ratio, since: up.start.toISOString(), ...(client ? { client: client.ref.name, changedAt: client.at.toISOString(), overloads: t.name } : {}) },
         supporting,
         refuting: [],
+        ...(undo ? { mitigation: undo } : {}),
       },
     ];
   },
 };
 
 /** A workload that calls the target and was edited (env, args, replicas) shortly before the traffic rose. */
-function changedClient(input: TriageInput, start: Date): { ref: ComponentRef; summary: string; at: Date; citation: Evidence['citation'] } | undefined {
+function changedClient(input: TriageInput, start: Date): { ref: ComponentRef; summary: string; at: Date; citation: Evidence['citation']; rollout?: boolean } | undefined {
   const c = input.cluster;
   const t = input.kube.target!;
   if (!c) return undefined;
@@ -67,9 +81,19 @@ function changedClient(input: TriageInput, start: Date): { ref: ComponentRef; su
     if (id === self) continue;
     const ref = refOfId(id);
     const w = [...c.snapshot.deployments, ...c.snapshot.statefulSets].find((d) => d.metadata?.namespace === ref.namespace && d.metadata?.name === ref.name);
+    const near = (at: Date) => at.getTime() <= start.getTime() + 60_000 && start.getTime() - at.getTime() <= WINDOW_MS;
     const change = managedFieldChanges(ref.kind, ref.namespace, ref.name, w?.metadata?.managedFields)
-      .filter((x) => x.at.getTime() <= start.getTime() + 60_000 && start.getTime() - x.at.getTime() <= WINDOW_MS)
+      .filter((x) => near(x.at))
       .sort((a, b) => b.at.getTime() - a.at.getTime())[0];
+    // A rollout (Helm or GitOps change to its settings) shows as a new ReplicaSet; Helm's own writes are not hand edits.
+    const rs = c.snapshot.replicaSets
+      .filter((r) => r.metadata?.namespace === ref.namespace && (r.metadata?.ownerReferences ?? []).some((o) => o.kind === ref.kind && o.name === ref.name) && r.metadata?.creationTimestamp && near(new Date(r.metadata.creationTimestamp)))
+      .sort((a, b) => new Date(b.metadata!.creationTimestamp!).getTime() - new Date(a.metadata!.creationTimestamp!).getTime())[0];
+    const rolledAt = rs?.metadata?.creationTimestamp ? new Date(rs.metadata.creationTimestamp) : undefined;
+    if (rolledAt && (!change || rolledAt.getTime() >= change.at.getTime() - 60_000)) {
+      const revision = rs!.metadata?.annotations?.['deployment.kubernetes.io/revision'];
+      return { ref, summary: `${ref.kind.toLowerCase()}/${ref.name} rolled out${revision ? ` revision ${revision}` : ''} (ReplicaSet ${rs!.metadata?.name})`, at: rolledAt, citation: objectCitation('ReplicaSet', ref.namespace, rs!.metadata?.name ?? '?', 'metadata'), rollout: true };
+    }
     if (change) return { ref, summary: change.summary, at: change.at, citation: change.citation ?? objectCitation(ref.kind, ref.namespace, ref.name) };
   }
   return undefined;
