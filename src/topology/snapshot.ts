@@ -128,6 +128,7 @@ export const CUSTOM_RESOURCES: { group: string; plural: string; kind: string; na
   { group: 'chaos-mesh.org', plural: 'httpchaos', kind: 'HTTPChaos', namespaced: true },
   { group: 'litmuschaos.io', plural: 'chaosengines', kind: 'ChaosEngine', namespaced: true },
   { group: 'keda.sh', plural: 'scaledobjects', kind: 'ScaledObject', namespaced: true },
+  { group: 'autoscaling.k8s.io', plural: 'verticalpodautoscalers', kind: 'VerticalPodAutoscaler', namespaced: true },
   { group: 'argoproj.io', plural: 'applications', kind: 'Application', namespaced: true },
   { group: 'argoproj.io', plural: 'rollouts', kind: 'Rollout', namespaced: true },
   { group: 'external-secrets.io', plural: 'externalsecrets', kind: 'ExternalSecret', namespaced: true },

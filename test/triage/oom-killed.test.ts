@@ -203,4 +203,17 @@ describe('oom-killed', () => {
     const [own] = oomKilled.analyze({ ...annotated, cluster: { snapshot: { limitRanges: [], configMaps: [injector], pods: [fresh] } } as never });
     expect(own!.component).toMatchObject({ kind: 'Deployment', name: 'search-api' });
   });
+
+  it('localises a limit the pods run but their template does not to the VerticalPodAutoscaler that rewrote it', () => {
+    const p = pod('search-api-new-a', '134217728', { finishedAt: at(-MIN) });
+    const rewritten: V1Pod = { ...p, metadata: { ...p.metadata!, annotations: { vpaObservedContainers: 'search-api', vpaUpdates: 'Pod resources updated by search-api: container 0: memory request, memory limit' } }, spec: { containers: [{ ...container('134217728'), resources: { requests: { memory: '67108864' }, limits: { memory: '134217728' } } }] } };
+    const base = input({ pods: [rewritten], replicaSets: [rs('search-api-new', 6, container('256Mi'), at(-9 * 24 * 60 * MIN))] });
+    const vpaObj = (targetMemory: string) => ({ apiVersion: 'autoscaling.k8s.io/v1', kind: 'VerticalPodAutoscaler', metadata: { name: 'search-api', namespace: 'search' }, spec: { updatePolicy: { updateMode: 'Auto' } }, status: { recommendation: { containerRecommendations: [{ containerName: 'search-api', target: { memory: targetMemory } }] } } });
+    const [f] = oomKilled.analyze({ ...base, cluster: { snapshot: { limitRanges: [], configMaps: [], pods: [rewritten], custom: { VerticalPodAutoscaler: [vpaObj('200Mi')] } } } as never });
+    expect(f).toMatchObject({ component: { kind: 'VerticalPodAutoscaler', namespace: 'search', name: 'search-api' }, facts: { memoryLimit: '134217728', previousMemoryLimit: '256Mi', updateMode: 'Auto' }, mitigation: { action: 'rollout_restart' } });
+    // A recommendation still as low as what the pods got: restarting would re-apply it, so no proposal.
+    const [low] = oomKilled.analyze({ ...base, cluster: { snapshot: { limitRanges: [], configMaps: [], pods: [rewritten], custom: { VerticalPodAutoscaler: [vpaObj('64Mi')] } } } as never });
+    expect(low!.component).toMatchObject({ kind: 'VerticalPodAutoscaler' });
+    expect(low!.mitigation).toBeUndefined();
+  });
 });

@@ -12,7 +12,7 @@
  * An OOM kill that ended more than the change window before the onset, with the container running since,
  * is returned as `unrelated`: the lastState of a container keeps its last termination forever.
  */
-import type { V1Container, V1LimitRange, V1ManagedFieldsEntry } from '@kubernetes/client-node';
+import type { V1Container, V1LimitRange, V1ManagedFieldsEntry, V1Pod } from '@kubernetes/client-node';
 import { describeWriter } from '../../evidence/kubernetes/managed-fields.js';
 import { metricEvidence } from '../../evidence/prometheus/evidence.js';
 import type { Evidence } from '../../evidence/types.js';
@@ -196,7 +196,9 @@ export const oomKilled: Analyzer = {
 
     // A leak: the limit did not change, yet containers climb from well below it to the limit, over and over.
     // What introduced it is the rollout the pods run, even hours old (a leak takes hours to fill the limit).
-    const leak = !lowered && limitBytes && current?.createdAt && previous ? leakSignature(ws, limitBytes) : undefined;
+    // Pods admitted with another limit than their template's (a VPA rewrote it) are not leaking: the limit moved.
+    const rewritten = !!last.pod.metadata?.annotations?.['vpaUpdates'] && memoryBytes(memLimit(templateContainer(kube.workload, container))) !== limitBytes;
+    const leak = !lowered && !rewritten && limitBytes && current?.createdAt && previous ? leakSignature(ws, limitBytes) : undefined;
     if (leak && current?.createdAt && previous && onset.getTime() - current.createdAt.getTime() > CHANGE_WINDOW_MS / 2) {
       Object.assign(facts, { memoryGrowth: 'leak', changedAt: current.createdAt.toISOString(), revision: current.revision, previousRevision: previous.revision });
       const prevImage = templateContainer(previous.replicaSet, container)?.image;
@@ -223,6 +225,18 @@ export const oomKilled: Analyzer = {
     // injector's config (unless the template overrides them by annotation). A recent edit of that config
     // is the fault, and every pod injected since carries it.
     const injected = !defaulted && limit && !templateContainer(kube.workload, container) ? injectorConfig(cluster?.snapshot, container, limit, kube.workload?.spec?.template?.metadata?.annotations, onset) : undefined;
+    // The pods run another limit than their template: the VerticalPodAutoscaler's admission controller
+    // rewrote it (pod annotation vpaUpdates: "Pod resources updated by <vpa>: …"). The VPA is the fault.
+    const vpa = !defaulted && !injected && limit ? vpaRewrite(last.pod, memLimit(templateContainer(kube.workload, container)), limit, cluster?.snapshot, t.namespace) : undefined;
+    if (vpa) {
+      origin = { kind: 'VerticalPodAutoscaler', namespace: t.namespace, name: vpa.name };
+      Object.assign(facts, { previousMemoryLimit: vpa.templateLimit, limitSetBy: `VerticalPodAutoscaler/${vpa.name}`, ...(vpa.mode ? { updateMode: vpa.mode } : {}) });
+      supporting.push({
+        kind: 'object',
+        summary: `pod ${last.podName}: "${vpa.note}" — its ${container} runs memory limit ${limit}, the template says ${vpa.templateLimit}${vpa.mode ? `; VPA ${vpa.name} updateMode ${vpa.mode}` : ''}`,
+        citation: objectCitation('Pod', t.namespace, last.podName, 'metadata.annotations'),
+      });
+    }
     if (injected) {
       origin = { kind: 'ConfigMap', namespace: injected.namespace, name: injected.name };
       Object.assign(facts, { injectedBy: `ConfigMap/${injected.name}`, object: `ConfigMap/${injected.name}`, ...(injected.keys.length ? { keys: injected.keys.join(',') } : {}), editor: injected.manager, manager: injected.manager, changedAt: injected.at.toISOString() });
@@ -252,7 +266,15 @@ export const oomKilled: Analyzer = {
     }
 
     let mitigation: MitigationProposal | undefined;
-    if (defaulted) {
+    if (vpa?.recommendsMore && (t.kind === 'Deployment' || t.kind === 'StatefulSet')) {
+      mitigation = {
+        action: 'rollout_restart',
+        target: component,
+        params: {},
+        command: `kubectl rollout restart ${t.kind.toLowerCase()}/${t.name} -n ${t.namespace}`,
+        rationale: `VPA ${vpa.name} now recommends more memory than these pods were admitted with: new pods get the raised values (a rollout is not blocked by the PodDisruptionBudget that blocks the VPA's own evictions); the VPA itself still needs minAllowed or another mode`,
+      };
+    } else if (defaulted) {
       // Explicit values for this container, sized from what it used without the default (when known).
       const peak = Math.max(0, ...before.map((s) => s.max ?? 0), ...((ws?.series ?? []).map((s) => s.max ?? 0)));
       const request = peak > 0 ? `${Math.ceil(peak / 2 ** 20 / 64) * 64}Mi` : undefined;
@@ -284,6 +306,7 @@ export const oomKilled: Analyzer = {
       `Container ${container} of ${t.kind.toLowerCase()}/${t.name} is killed by the kernel OOM killer (OOMKilled, exit code ${exitCode}) in ${pods.length} pod${pods.length === 1 ? '' : 's'}, up to ${restartCount} restarts` +
       (limit ? `: it reaches its memory limit of ${limit}` : ': it has no memory limit, so the node ran out of memory') +
       (defaulted ? ` (a default: the pod template sets none, so LimitRange ${t.namespace}/${defaulted.name} applied ${limit} at admission)` : '') +
+      (vpa ? ` (not the template's ${vpa.templateLimit}: VerticalPodAutoscaler ${vpa.name}${vpa.mode ? ` in ${vpa.mode} mode` : ''} evicted the pods and its admission controller rewrote their resources from a recommendation below the real peak; new pods get its current recommendation, and switching it to Off or Initial, or giving it minAllowed, stops it)` : '') +
       (injected ? ` (injected: the pod template has no ${container}; the sidecar injector's ConfigMap ${injected.namespace}/${injected.name}, written by \`${injected.manager}\` ${relativeToOnset(injected.at, onset)}, sets ${limit}, so every pod injected since gets it — restore the injector's previous proxy resources, then restart the affected workloads; rolling back ${t.name} alone re-injects the same limit)` : '') +
       (facts['memoryGrowth'] === 'leak' ? `; the limit did not change: memory climbs steadily to it in every run, a leak introduced with revision ${current!.revision} (${relativeToOnset(current!.createdAt!, onset)})` : '') +
       (lowered ? `, lowered from ${previousLimit}${who ? ` by \`${who}\` (field manager \`${writer!.entry.manager}\`)` : ''} in revision ${current!.revision}${current!.createdAt ? ` at ${clockTime(current!.createdAt)}, ${relativeToOnset(current!.createdAt, onset)}` : ''}` : '') +
@@ -293,8 +316,8 @@ export const oomKilled: Analyzer = {
         key,
         analyzer: 'oom-killed',
         status: 'supported',
-        confidence: lowered || injected ? 0.95 : limit ? 0.92 : 0.9,
-        title: `${t.name} OOMKilled${limit ? ` at its ${limit} memory limit` : ''}${lowered ? ` (lowered from ${previousLimit}${who ? ` by ${who}` : ''})` : ''}${defaulted ? ` defaulted by LimitRange ${defaulted.name}` : ''}${injected ? ` set by the sidecar injector (ConfigMap ${injected.namespace}/${injected.name})` : ''}`,
+        confidence: lowered || injected || vpa ? 0.95 : limit ? 0.92 : 0.9,
+        title: `${t.name} OOMKilled${limit ? ` at its ${limit} memory limit` : ''}${lowered ? ` (lowered from ${previousLimit}${who ? ` by ${who}` : ''})` : ''}${defaulted ? ` defaulted by LimitRange ${defaulted.name}` : ''}${injected ? ` set by the sidecar injector (ConfigMap ${injected.namespace}/${injected.name})` : ''}${vpa ? ` set by VerticalPodAutoscaler ${vpa.name} (template: ${vpa.templateLimit})` : ''}`,
         component: origin,
         mechanism,
         scope,
@@ -319,6 +342,23 @@ function leakSignature(ws: { series: { min: number | null; max: number | null; f
   const repeated = climbing.filter((s) => s.changePoints.filter((c) => c.after > c.before).length >= 2);
   if (climbing.length < 2 && repeated.length === 0) return undefined;
   return { low: Math.min(...climbing.map((s) => s.min!)), high: Math.max(...climbing.map((s) => s.max!)), series: climbing.length };
+}
+
+/**
+ * A pod whose container limit is not its template's because a VerticalPodAutoscaler rewrote it at
+ * admission (the `vpaUpdates` annotation names the VPA), with the VPA's mode and whether its current
+ * recommendation is above what the pod was admitted with (then a restart picks it up).
+ */
+function vpaRewrite(pod: V1Pod, templateLimit: string | undefined, limit: string, s: ClusterSnapshot | undefined, namespace: string): { name: string; note: string; templateLimit: string; mode?: string; recommendsMore: boolean } | undefined {
+  const note = pod.metadata?.annotations?.['vpaUpdates'];
+  const name = note ? /updated by ([\w.-]+)/.exec(note)?.[1] : undefined;
+  if (!note || !name || !templateLimit || memoryBytes(templateLimit) === memoryBytes(limit)) return undefined;
+  const obj = (s?.custom['VerticalPodAutoscaler'] ?? []).find((v) => v.metadata.namespace === namespace && v.metadata.name === name);
+  const mode = (obj?.spec?.['updatePolicy'] as { updateMode?: string } | undefined)?.updateMode;
+  const recs = ((obj?.status?.['recommendation'] as { containerRecommendations?: { containerName?: string; target?: Record<string, string> }[] } | undefined)?.containerRecommendations ?? []);
+  const admitted = memoryBytes(String((pod.spec?.containers ?? []).find((c) => c.resources?.limits?.['memory'] === limit)?.resources?.requests?.['memory'] ?? ''));
+  const target = recs.map((r) => memoryBytes(r.target?.['memory'])).find((x) => x !== undefined);
+  return { name, note, templateLimit, ...(mode ? { mode } : {}), recommendsMore: target !== undefined && admitted !== undefined ? target > admitted * 1.05 : false };
 }
 
 /** Sidecars a mesh injects, and the ConfigMap whose values give them their resources. */
