@@ -16,7 +16,7 @@ export async function storedDiagnosis(db: Db, incidentId: string): Promise<Grade
     component: h.componentKind && h.componentName ? { kind: h.componentKind, ...(h.componentNs ? { namespace: h.componentNs } : {}), name: h.componentName } : undefined,
     facts: h.facts ? (JSON.parse(h.facts) as Record<string, unknown>) : {},
     affected: h.affected ? (JSON.parse(h.affected) as Ref[]) : [],
-    mitigation: h.mitigation ? (JSON.parse(h.mitigation) as { action: string; params: Record<string, unknown> }) : undefined,
+    mitigation: h.mitigation ? (JSON.parse(h.mitigation) as { action: string; params: Record<string, unknown>; target?: { kind?: string; namespace?: string; name?: string } }) : undefined,
     supportingCitations: h.evidence.filter((e) => e.stance === 'supports').map((e) => e.citationRef),
   }));
 }

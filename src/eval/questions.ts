@@ -49,7 +49,7 @@ export interface GradedHypothesis {
   component?: Ref;
   facts: Record<string, unknown>;
   affected: Ref[];
-  mitigation?: { action: string; params: Record<string, unknown> };
+  mitigation?: { action: string; params: Record<string, unknown>; target?: { kind?: string; namespace?: string; name?: string } };
   /** Citations of its supporting evidence (object paths or queries). */
   supportingCitations: string[];
 }
@@ -178,7 +178,10 @@ export function gradeDiagnosis(hs: GradedHypothesis[], e: Expected): DiagnosisGr
     })(),
   };
   const score = Object.values(answers).filter(Boolean).length;
-  const m = lead?.mitigation;
+  const lm = lead?.mitigation;
+  // What the approver approves is the action, its parameters and its target: an expected `name`,
+  // `namespace` or `kind` is the proposal's target unless a parameter of that name says otherwise.
+  const m = lm ? { ...lm, params: <Record<string, unknown>>{ ...(lm.target?.kind ? { kind: lm.target.kind } : {}), ...(lm.target?.namespace ? { namespace: lm.target.namespace } : {}), ...(lm.target?.name ? { name: lm.target.name } : {}), ...lm.params } } : undefined;
   const mitigation: DiagnosisGrade['mitigation'] = !m
     ? 'none'
     : e.wrong_mitigations.includes(m.action) || (e.mitigation && (m.action !== e.mitigation.action || !Object.entries(e.mitigation.params).every(([k, v]) => sameValue(v, m.params[k]))))

@@ -65,4 +65,11 @@ describe('gradeDiagnosis (nine questions)', () => {
     expect(g.answers['loc.kind'] || g.answers['loc.name'] || g.answers['char.mechanism']).toBe(false);
     expect(g.mitigation).toBe('none');
   });
+
+  it('compares expected name/namespace params with the proposal\'s target', () => {
+    const e = expectedSchema.parse({ ...expected, mitigation: { action: 'rollout_restart', params: { name: 'checkout', namespace: 'shop' } } });
+    const restart = (name: string) => [{ ...right[0]!, mitigation: { action: 'rollout_restart', params: {}, target: { kind: 'Deployment', namespace: 'shop', name } } }];
+    expect(gradeDiagnosis(restart('checkout'), e).mitigation).toBe('right');
+    expect(gradeDiagnosis(restart('cart'), e).mitigation).toBe('wrong');
+  });
 });
