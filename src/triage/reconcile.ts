@@ -159,7 +159,9 @@ function explains(cause: Placed, victim: Placed, t: Topology): boolean {
     return deeperKind(cause.f.component, victim.f.component) && timeOk();
   }
   // A client that overloads a store (a pile-up of CronJob runs, a flood) is the store's cause, never its victim.
-  const overloads = (f: Finding) => (typeof f.facts?.['overloads'] === 'string' ? f.facts['overloads'] : undefined);
+  // Also a client whose side of the link is broken (it writes to a store's old primary): the store's
+  // own trouble then is the client's doing or beside the point, never its cause.
+  const overloads = (f: Finding) => (typeof f.facts?.['overloads'] === 'string' ? f.facts['overloads'] : typeof f.facts?.['clientSideOf'] === 'string' ? f.facts['clientSideOf'] : undefined);
   if (overloads(victim.f) && overloads(victim.f) === cause.f.component?.name) return false;
   if (overloads(cause.f) && overloads(cause.f) === victim.f.component?.name) return timeOk();
   // A workload that names its victims (a preemptor evicting other workloads' pods) explains their findings.
