@@ -1,11 +1,14 @@
-import { context as otelContext, trace, SpanStatusCode, type Context, type Span, type Tracer } from '@opentelemetry/api';
+import { context as otelContext, trace, SpanKind, SpanStatusCode, type Context, type Span, type Tracer } from '@opentelemetry/api';
+import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { BatchSpanProcessor, SimpleSpanProcessor, TracerProvider, type SpanExporter } from '@opentelemetry/sdk-trace';
 import {
   ATTR_GEN_AI_OPERATION_NAME,
   ATTR_GEN_AI_PROVIDER_NAME,
   ATTR_GEN_AI_REQUEST_MODEL,
+  ATTR_GEN_AI_RESPONSE_FINISH_REASONS,
   ATTR_GEN_AI_RESPONSE_ID,
+  ATTR_GEN_AI_RESPONSE_MODEL,
   ATTR_GEN_AI_TOOL_NAME,
   ATTR_GEN_AI_USAGE_INPUT_TOKENS,
   ATTR_GEN_AI_USAGE_OUTPUT_TOKENS,
@@ -19,6 +22,8 @@ import type { AgentEvent } from '../agent/loop.js';
  * explicitly, so nothing else in the process (e.g. the Anthropic SDK, whose own spans are off) reports
  * into Vigil's traces by accident.
  */
+const VERSION = '0.1.0';
+
 export interface Tracing {
   tracer: Tracer;
   shutdown(): Promise<void>;
@@ -31,8 +36,11 @@ export function createTracing(opts: { otlpEndpoint?: string; headers?: Record<st
       ? [new BatchSpanProcessor({ exporter: new OTLPTraceExporter({ url: opts.otlpEndpoint, ...(opts.headers ? { headers: opts.headers } : {}) }) })]
       : [];
   if (processors.length === 0) return undefined;
-  const provider = new TracerProvider({ spanProcessors: processors });
-  return { tracer: provider.getTracer('vigil', '0.1.0'), shutdown: () => provider.shutdown() };
+  // service.name is `vigil` unless OTEL_SERVICE_NAME / OTEL_RESOURCE_ATTRIBUTES say otherwise (the
+  // SDK's env detector reads both, as every OpenTelemetry SDK does).
+  const resource = resourceFromAttributes({ 'service.name': opts.serviceName ?? 'vigil', 'service.version': VERSION }).merge(detectResources({ detectors: [envDetector] }));
+  const provider = new TracerProvider({ resource, spanProcessors: processors });
+  return { tracer: provider.getTracer('vigil', VERSION), shutdown: () => provider.shutdown() };
 }
 
 /** A span under an explicit parent context; `run` gets the span and the context to parent children on. */
@@ -61,14 +69,18 @@ export function recordAgentEvent(tracer: Tracer | undefined, parent: Context, e:
   if (!tracer || (e.type !== 'tool_call' && e.type !== 'model_call')) return;
   const start = new Date(now - e.ms);
   if (e.type === 'tool_call') {
-    const span = tracer.startSpan(`execute_tool ${e.name}`, { startTime: start, attributes: { [ATTR_GEN_AI_OPERATION_NAME]: 'execute_tool', [ATTR_GEN_AI_TOOL_NAME]: e.name, 'vigil.tool.status': e.status, ...(e.citationRef ? { 'vigil.citation': e.citationRef } : {}) } }, parent);
+    const span = tracer.startSpan(`execute_tool ${e.name}`, { kind: SpanKind.INTERNAL, startTime: start, attributes: { [ATTR_GEN_AI_OPERATION_NAME]: 'execute_tool', [ATTR_GEN_AI_TOOL_NAME]: e.name, 'vigil.tool.status': e.status, ...(e.citationRef ? { 'vigil.citation': e.citationRef } : {}) } }, parent);
     if (e.status !== 'success' && e.status !== 'no_data') span.setStatus({ code: SpanStatusCode.ERROR });
     span.end(new Date(now));
     return;
   }
+  // A model call leaves the process: span kind CLIENT, as the GenAI conventions ask (tool calls stay INTERNAL).
   const span = tracer.startSpan(`chat ${e.model}`, {
+    kind: SpanKind.CLIENT,
     startTime: start,
     attributes: {
+      [ATTR_GEN_AI_RESPONSE_MODEL]: e.model,
+      ...(e.stopReason ? { [ATTR_GEN_AI_RESPONSE_FINISH_REASONS]: [e.stopReason] } : {}),
       [ATTR_GEN_AI_OPERATION_NAME]: 'chat',
       [ATTR_GEN_AI_PROVIDER_NAME]: e.provider,
       [ATTR_GEN_AI_REQUEST_MODEL]: e.model,
