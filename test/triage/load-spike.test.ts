@@ -55,6 +55,13 @@ describe('load-spike', () => {
     expect(f!.affected).toEqual(expect.arrayContaining([{ kind: 'Deployment', namespace: 'shop', name: 'inventory' }, { kind: 'Service', namespace: 'shop', name: 'inventory' }]));
   });
 
+  it('finds the client\'s previous revision in the cluster\'s ReplicaSets when the client is no candidate', () => {
+    const input = world(-20);
+    (input.cluster as { inputs?: TriageInput[] }).inputs = [input];
+    const [f] = loadSpike.analyze(input);
+    expect(f).toMatchObject({ component: { name: 'checkout' }, mitigation: { action: 'rollout_undo', params: { toRevision: 30 } } });
+  });
+
   it('stays on the saturated workload, with no mitigation, when no caller changed in the hour before', () => {
     const [f] = loadSpike.analyze(world(-300));
     expect(f).toMatchObject({ component: { name: 'inventory' }, facts: { ratio: 3 } });

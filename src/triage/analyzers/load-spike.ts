@@ -16,6 +16,7 @@ import { deploysOf, metricLabel, metricSymptoms, targetSymptoms } from './deploy
 import { managedFieldChanges } from '../../changes/kubernetes.js';
 import { objectCitation } from '../citations.js';
 import { revisions, undoProposal } from './crash-loop.js';
+import { emptyKubeEvidence, type KubeEvidence } from '../../evidence/kubernetes/gather.js';
 
 const WINDOW_MS = 60 * 60_000;
 
@@ -45,9 +46,12 @@ export const loadSpike: Analyzer = {
     const supporting: Evidence[] = [up.evidence, ...followed.slice(0, 2).map((m) => m.evidence)];
     if (client) supporting.push({ kind: 'change', summary: `${client.summary} at ${clockTime(client.at)}, ${humanDuration(up.start.getTime() - client.at.getTime())} before the traffic rose`, citation: client.citation, observedAt: client.at });
     // The client's rollout is what to undo when its previous revision is known (a timeout or retry setting shipped with it).
-    const clientInput = client ? input.cluster?.inputs?.find((i) => i.kube.target?.namespace === client.ref.namespace && i.kube.target?.name === client.ref.name) : undefined;
-    const clientRevs = clientInput ? revisions(clientInput.kube) : undefined;
-    const undo = client?.rollout && clientInput && clientRevs?.previous ? undoProposal(clientInput.kube, clientRevs.previous, `${client.ref.name}'s rollout ${humanDuration(up.start.getTime() - client.at.getTime())} before ${t.name}'s traffic rose ×${ratio}: revision ${clientRevs.previous.revision} sent the usual load`) : undefined;
+    // Its revisions from its own evidence when it is a candidate, else from the cluster's ReplicaSets.
+    const clientKube = client ? input.cluster?.inputs?.find((i) => i.kube.target?.namespace === client.ref.namespace && i.kube.target?.name === client.ref.name)?.kube ?? clientEvidence(input, client.ref) : undefined;
+    const clientRevs = clientKube ? revisions(clientKube) : undefined;
+    const undo = client?.rollout && clientKube && clientRevs?.previous ? undoProposal(clientKube, clientRevs.previous, `${client.ref.name}'s rollout ${humanDuration(up.start.getTime() - client.at.getTime())} before ${t.name}'s traffic rose ×${ratio}: revision ${clientRevs.previous.revision} sent the usual load`) : undefined;
+    // The extra load flows on through the target into what it calls, and their autoscalers react.
+    const downstream = calleesOf(input);
     return [
       {
         key: `load-spike:${component.namespace}/${component.kind}/${component.name}`,
@@ -59,7 +63,7 @@ export const loadSpike: Analyzer = {
         component,
         mechanism: `${t.name}'s request rate rose from ${up.before} to ${up.after} req/s (×${ratio}) at ${clockTime(up.start)}${followed.length ? `; its ${followed.map((m) => metricLabel(m.metric)).join(' and ')} followed` : ''}${client ? `; ${client.ref.name} was changed just before (${client.summary})` : '; no deploy of its own explains it'}.`,
         scope: `${t.name} and everything that calls it`,
-        affected: [{ kind: t.kind, namespace: t.namespace, name: t.name }, ...input.kube.services.map((s) => ({ kind: 'Service', namespace: t.namespace, name: s.service.metadata?.name ?? '?' })), ...input.kube.dependents.map((d) => ({ kind: d.kind, namespace: t.namespace, name: d.name }))],
+        affected: [{ kind: t.kind, namespace: t.namespace, name: t.name }, ...input.kube.services.map((s) => ({ kind: 'Service', namespace: t.namespace, name: s.service.metadata?.name ?? '?' })), ...input.kube.dependents.map((d) => ({ kind: d.kind, namespace: t.namespace, name: d.name })), ...downstream],
         facts: { metric: 'request_rate', before: up.before!, after: up.after, ratio, since: up.start.toISOString(), ...(client ? { client: client.ref.name, changedAt: client.at.toISOString(), overloads: t.name } : {}) },
         supporting,
         refuting: [],
@@ -68,6 +72,32 @@ export const loadSpike: Analyzer = {
     ];
   },
 };
+
+/** The Services the target calls, the workloads behind them and their HPAs: one hop down. */
+function calleesOf(input: TriageInput): ComponentRef[] {
+  const c = input.cluster;
+  const t = input.kube.target!;
+  if (!c) return [];
+  const out: ComponentRef[] = [];
+  for (const e of c.topology.outgoing(nodeId({ kind: t.kind, namespace: t.namespace, name: t.name }))) {
+    if (e.kind !== 'calls' || !e.to.startsWith('Service/')) continue;
+    out.push(refOfId(e.to));
+    for (const w of c.topology.outgoing(e.to).filter((x) => x.kind === 'selects')) {
+      out.push(refOfId(w.to));
+      for (const h of c.topology.outgoing(w.to).filter((x) => x.kind === 'scaled-by')) out.push(refOfId(h.to));
+    }
+  }
+  return out.slice(0, 12);
+}
+
+/** A client's rollout history from the cluster's ReplicaSets, shaped as evidence for `revisions`. */
+function clientEvidence(input: TriageInput, ref: ComponentRef): KubeEvidence | undefined {
+  const s = input.cluster?.snapshot;
+  const w = s?.deployments.find((d) => d.metadata?.namespace === ref.namespace && d.metadata?.name === ref.name);
+  if (!s || !w) return undefined;
+  const replicaSets = s.replicaSets.filter((r) => r.metadata?.namespace === ref.namespace && (r.metadata?.ownerReferences ?? []).some((o) => o.kind === 'Deployment' && o.name === ref.name));
+  return { ...emptyKubeEvidence(input.onset, input.kube.server), target: { kind: 'Deployment', namespace: ref.namespace ?? '', name: ref.name }, workload: w, replicaSets };
+}
 
 /** A workload that calls the target and was edited (env, args, replicas) shortly before the traffic rose. */
 function changedClient(input: TriageInput, start: Date): { ref: ComponentRef; summary: string; at: Date; citation: Evidence['citation']; rollout?: boolean } | undefined {
