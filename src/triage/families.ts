@@ -522,7 +522,7 @@ export const FAMILY_CLAIMS: Readonly<Record<string, { analyzers: readonly string
   'rollout-stuck': { analyzers: ['rollout-stuck'] },
   'job-failed': { analyzers: ['job-failed'] },
   unschedulable: { analyzers: ['unschedulable', 'preemption'] },
-  'storage-unavailable': { analyzers: ['unschedulable'] },
+  'storage-unavailable': { analyzers: ['unschedulable', 'volume-attach'] },
   'node-pressure': { analyzers: ['node-pressure'] },
   'node-not-ready': { analyzers: ['node-health', 'node-pressure'] },
   'hpa-at-max': { analyzers: ['hpa-at-max'] },

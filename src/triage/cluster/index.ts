@@ -12,6 +12,7 @@ import { rbacDenied } from './rbac-denied.js';
 import { cloudIdentity } from './cloud-identity.js';
 import { preemption } from './preemption.js';
 import { stalePrimary } from './stale-primary.js';
+import { volumeAttach } from './volume-attach.js';
 import { clockSkew } from './clock-skew.js';
 import { diskFull } from './disk-full.js';
 import { nodeHealth } from './node-health.js';
@@ -27,7 +28,7 @@ import { orphanService } from './orphan-service.js';
 import { untrustedCa } from './untrusted-ca.js';
 import { cronjobPileup } from './cronjob-pileup.js';
 
-export const clusterAnalyzers: ClusterAnalyzer[] = [podCreationBlocked, jobFailed, cronjobPileup, missingObject, dnsFailure, credentialsRejected, externalDependency, ingressMisroute, meshMisconfig, orphanService, untrustedCa, nodeHealth, clockSkew, diskFull, queueBacklog, chaosExperiment, rbacDenied, cloudIdentity, preemption, stalePrimary, backgroundNoiseCluster];
+export const clusterAnalyzers: ClusterAnalyzer[] = [podCreationBlocked, jobFailed, cronjobPileup, missingObject, dnsFailure, credentialsRejected, externalDependency, ingressMisroute, meshMisconfig, orphanService, untrustedCa, nodeHealth, clockSkew, diskFull, queueBacklog, chaosExperiment, rbacDenied, cloudIdentity, preemption, stalePrimary, volumeAttach, backgroundNoiseCluster];
 
 export function runClusterTriage(input: ClusterTriageInput, registry: ClusterAnalyzer[] = clusterAnalyzers): { findings: Finding[]; errors: string[] } {
   const findings: Finding[] = [];
