@@ -7,7 +7,9 @@
  * - a route to a host no Service serves: the VirtualService;
  * - a DestinationRule's outlier detection that ejects on one or two errors and may eject (nearly) every host,
  *   edited before the onset or with callers reporting `no healthy upstream`/UH: the DestinationRule;
- * - TLS disabled towards a STRICT-mTLS Service, and a namespace that lost sidecar injection (below).
+ * - TLS disabled towards a STRICT-mTLS Service, and a namespace that lost sidecar injection (below);
+ * - an AuthorizationPolicy written in the 6 h before the onset that refuses a caller whose logs show
+ *   Envoy's `RBAC: access denied` (an ALLOW list without its principal, a DENY naming it).
  * Corroborated by the callers' symptoms and Envoy's `fault filter abort`/`FI` flags in their logs.
  * Facts: `object` (`Kind/name`), `field`, `value`, `manager`, `changedAt`. Mitigation: `restore_object`
  * puts the VirtualService's or DestinationRule's previous spec back when it is known (a `kubectl edit`
@@ -157,9 +159,58 @@ export const meshMisconfig: ClusterAnalyzer = {
         });
       }
     }
+    out.push(...authorizationDenials(input));
     return out;
   },
 };
+
+/** Envoy's RBAC filter answers 403 with this body; its access log names the policy (or `none`). */
+const RBAC_DENIED = /RBAC: access denied|rbac_access_denied_matched_policy/i;
+const AUTHZ_CHANGE_MS = 6 * 3600_000;
+
+/**
+ * An AuthorizationPolicy that refuses a caller: an ALLOW policy whose principals omit the caller's
+ * ServiceAccount (`cluster.local/ns/<ns>/sa/<sa>`), or a DENY policy that names it, written in the 6 h
+ * before the onset, with `RBAC: access denied` in the logs of the callers (or the server's sidecar).
+ */
+function authorizationDenials(input: ClusterTriageInput): Finding[] {
+  const hits = logHits(input.inputs, RBAC_DENIED);
+  if (!hits.length) return [];
+  const s = input.cluster.snapshot;
+  const out: Finding[] = [];
+  // Callers whose own logs show the refusal, with the principal their pods run as.
+  const callers = [...new Map(hits.map((h) => [`${h.workload.namespace}/${h.workload.name}`, h.workload])).values()].map((w) => {
+    const d = [...s.deployments, ...s.statefulSets].find((x) => x.metadata?.namespace === w.namespace && x.metadata?.name === w.name);
+    const sa = d?.spec?.template?.spec?.serviceAccountName ?? 'default';
+    return { ref: w, principal: `cluster.local/ns/${w.namespace}/sa/${sa}` };
+  });
+  for (const p of s.custom['AuthorizationPolicy'] ?? []) {
+    const ns = p.metadata.namespace ?? '';
+    const change = lastChangeBefore('AuthorizationPolicy', p.metadata, input.onset);
+    const created = p.metadata.creationTimestamp ? new Date(p.metadata.creationTimestamp as unknown as string) : undefined;
+    const at = change?.at ?? created;
+    if (!at || input.onset.getTime() - at.getTime() > AUTHZ_CHANGE_MS || at.getTime() > input.onset.getTime() + 120_000) continue;
+    const action = String(p.spec?.['action'] ?? 'ALLOW').toUpperCase();
+    const rules = (p.spec?.['rules'] as { from?: { source?: { principals?: string[]; namespaces?: string[] } }[] }[] | undefined) ?? [];
+    const principals = rules.flatMap((r) => (r.from ?? []).flatMap((f) => f.source?.principals ?? []));
+    const namespaces = rules.flatMap((r) => (r.from ?? []).flatMap((f) => f.source?.namespaces ?? []));
+    const allowed = (c: { ref: { namespace?: string }; principal: string }) => principals.some((x) => x === '*' || x === c.principal || (x.endsWith('*') && c.principal.startsWith(x.slice(0, -1)))) || namespaces.includes(c.ref.namespace ?? '');
+    const denied = callers.filter((c) => (action === 'ALLOW' ? rules.length > 0 && !allowed(c) : action === 'DENY' ? allowed(c) || rules.length === 0 : false) && c.ref.namespace !== ns);
+    if (!denied.length) continue;
+    const field = action === 'ALLOW' ? 'spec.rules[].from[].source.principals' : 'spec.action';
+    const value = action === 'ALLOW' ? `missing ${denied.map((c) => c.principal).join(', ')}` : 'DENY';
+    const what = action === 'ALLOW' ? `allows only ${principals.length} principal(s) and not ${denied.map((c) => c.ref.name).join(', ')}: their calls are refused with 403 "RBAC: access denied"` : `denies ${denied.map((c) => c.ref.name).join(', ')}: their calls are refused with 403 "RBAC: access denied"`;
+    const f = finding(input, p, field, value, what, change || created ? 0.92 : 0.8);
+    if (!change && created) f.facts = { ...f.facts, manager: (p.metadata.managedFields?.[0]?.manager as string | undefined) ?? 'unknown', changedAt: created.toISOString() };
+    const selector = (p.spec?.['selector'] as { matchLabels?: Record<string, string> } | undefined)?.matchLabels;
+    const protectedServices = s.services.filter((x) => x.metadata?.namespace === ns && (!selector || Object.entries(selector).every(([k, v]) => x.spec?.selector?.[k] === v))).map((x) => ({ kind: 'Service', namespace: ns, name: x.metadata?.name ?? '?' }));
+    f.affected = [...denied.flatMap((c) => [c.ref, ...s.services.filter((x) => x.metadata?.namespace === c.ref.namespace && x.metadata?.name === c.ref.name).map((x) => ({ kind: 'Service', namespace: c.ref.namespace, name: x.metadata?.name ?? '?' }))]), ...protectedServices];
+    f.supporting.push(...hits.filter((h) => denied.some((c) => c.ref.name === h.workload.name)).slice(0, 2).map((h) => logEvidence(h, 'the callee\'s sidecar refuses it')));
+    f.mechanism = `${f.mechanism} Fix: add the caller's principal to the policy at its source${change ? ` (${change.actor})` : ''}, or revert the change.`;
+    out.push(f);
+  }
+  return out;
+}
 
 /** The newest managedFields entry that writes metadata.labels. */
 function lastLabelWrite(entries: { manager?: string; time?: Date | string; fieldsV1?: unknown }[]): { manager: string; at: Date; index: number } | undefined {

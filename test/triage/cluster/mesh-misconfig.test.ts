@@ -92,3 +92,29 @@ describe('mesh-misconfig: outlier detection that can eject every host', () => {
     expect(meshMisconfig.analyze(od({ consecutive5xxErrors: 1, maxEjectionPercent: 100 }, 60 * 24 * 30))).toEqual([]);
   });
 });
+
+describe('mesh-misconfig: an AuthorizationPolicy that refuses a caller', () => {
+  function world(principals: string[], writtenMinAgo = 7): ClusterTriageInput {
+    const s = emptySnapshot();
+    const dep = (ns: string, name: string) => ({ metadata: { name, namespace: ns }, spec: { selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: { serviceAccountName: name, containers: [{ name }] } } } });
+    s.deployments = [dep('checkout', 'checkout'), dep('orders', 'orders')] as never;
+    s.services = [{ metadata: { name: 'orders', namespace: 'orders' }, spec: { selector: { app: 'orders' } } }, { metadata: { name: 'checkout', namespace: 'checkout' }, spec: { selector: { app: 'checkout' } } }] as never;
+    const written = new Date(ONSET.getTime() - writtenMinAgo * 60_000);
+    s.custom['AuthorizationPolicy'] = [{ apiVersion: 'security.istio.io/v1', kind: 'AuthorizationPolicy', metadata: { name: 'orders-allow-callers', namespace: 'orders', creationTimestamp: written, managedFields: [{ manager: 'argocd-controller', operation: 'Update', time: written, fieldsV1: { 'f:spec': { 'f:rules': {} } } }] }, spec: { selector: { matchLabels: { app: 'orders' } }, action: 'ALLOW', rules: [{ from: [{ source: { principals } }] }] } } as never];
+    const line = 'POST /v1/orders failed: 403 Forbidden "RBAC: access denied"';
+    const kube = { target: { kind: 'Deployment', namespace: 'checkout', name: 'checkout' }, containerLogs: [{ pod: 'checkout-7c9d-abc12', container: 'checkout', previous: false, running: true, patterns: [{ template: line, example: line, count: 120, first: new Date(ONSET.getTime() - 6 * 60_000), level: 'error' }], tail: [] }] };
+    const topology = buildTopology(s);
+    return { alert: { labels: {}, labelValues: [] } as never, onset: ONSET, cluster: { snapshot: s, topology, walk: { subjects: [], starts: [], reached: new Map(), candidates: [] }, subjects: [] }, inputs: [{ kube } as never], changes: [], metrics: [], jobs: [] };
+  }
+
+  it('blames an ALLOW policy written before the onset whose principals omit the refused caller', () => {
+    const [f] = meshMisconfig.analyze(world(['cluster.local/ns/fulfilment/sa/fulfilment']));
+    expect(f).toMatchObject({ status: 'supported', component: { kind: 'AuthorizationPolicy', namespace: 'orders', name: 'orders-allow-callers' }, facts: { object: 'AuthorizationPolicy/orders-allow-callers', value: 'missing cluster.local/ns/checkout/sa/checkout', manager: 'argocd-controller' } });
+    expect(f!.affected).toEqual(expect.arrayContaining([{ kind: 'Deployment', namespace: 'checkout', name: 'checkout' }, { kind: 'Service', namespace: 'orders', name: 'orders' }]));
+  });
+
+  it('says nothing when the caller is allowed, or the policy is old', () => {
+    expect(meshMisconfig.analyze(world(['cluster.local/ns/checkout/sa/checkout']))).toEqual([]);
+    expect(meshMisconfig.analyze(world(['cluster.local/ns/fulfilment/sa/fulfilment'], 3 * 24 * 60))).toEqual([]);
+  });
+});
