@@ -163,6 +163,7 @@ export const READER_READS: { access: Access; optional?: string; perNamespace?: b
   ...['roles', 'rolebindings', 'clusterroles', 'clusterrolebindings'].map((r) => ({ access: acc('list', 'rbac.authorization.k8s.io', r) })),
   { access: acc('list', '', 'serviceaccounts') },
   { access: acc('list', 'apiregistration.k8s.io', 'apiservices') },
+  { access: acc('list', 'apps', 'controllerrevisions') },
   // Custom resources: read only where the cluster serves the group.
   ...CUSTOM_RESOURCES.map((r) => ({ access: acc('list', r.group, r.plural), optional: `where the cluster serves ${r.group}, its ${r.kind} objects will report a gap` })),
   // Optional and per namespace by design (deploy/reader-rbac.yaml binds them with RoleBindings, never

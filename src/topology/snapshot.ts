@@ -21,6 +21,7 @@ import type {
   V1LimitRange,
   V1ServiceAccount,
   V1APIService,
+  V1ControllerRevision,
   V1PodDisruptionBudget,
   V1MutatingWebhookConfiguration,
   V1Namespace,
@@ -96,6 +97,8 @@ export interface ClusterSnapshot {
   clusterRoleBindings: V1ClusterRoleBinding[];
   /** ServiceAccounts: their cloud-identity annotations (IRSA role, GKE/Azure workload identity) and who changed them. */
   serviceAccounts: V1ServiceAccount[];
+  /** DaemonSet/StatefulSet revisions: what a rollout changed in the template (a DaemonSet's requests on every node). */
+  controllerRevisions: V1ControllerRevision[];
   /** Aggregated APIs (custom/external metrics for HPAs): which Service backs each and whether it is Available. */
   apiServices: V1APIService[];
   /** Warning events, all namespaces (Normal ones are read per namespace of interest). */
@@ -165,6 +168,7 @@ export const emptySnapshot = (gaps: string[] = []): ClusterSnapshot => ({
   clusterRoleBindings: [],
   serviceAccounts: [],
   apiServices: [],
+  controllerRevisions: [],
   warningEvents: [],
   custom: {},
   gaps,
@@ -239,7 +243,7 @@ export async function readClusterSnapshot(reader: KubeReader, opts: { now?: Date
   if (unavailable) throw unavailable;
   const policy = reader.makeApiClient(k8s.PolicyV1Api);
   const registration = reader.makeApiClient(k8s.ApiregistrationV1Api);
-  const [roles, roleBindings, clusterRoles, clusterRoleBindings, pdbs, serviceAccounts, apiServices] = await Promise.all([
+  const [roles, roleBindings, clusterRoles, clusterRoleBindings, pdbs, serviceAccounts, apiServices, controllerRevisions] = await Promise.all([
     list('list roles', 2000, () => rbac.listRoleForAllNamespaces({ limit: 2000 })),
     list('list rolebindings', 2000, () => rbac.listRoleBindingForAllNamespaces({ limit: 2000 })),
     list('list clusterroles', 2000, () => rbac.listClusterRole({ limit: 2000 })),
@@ -247,8 +251,9 @@ export async function readClusterSnapshot(reader: KubeReader, opts: { now?: Date
     list('list poddisruptionbudgets', 2000, () => policy.listPodDisruptionBudgetForAllNamespaces({ limit: 2000 })),
     list('list serviceaccounts', 5000, () => core.listServiceAccountForAllNamespaces({ limit: 5000 })),
     list('list apiservices', 500, () => registration.listAPIService({ limit: 500 })),
+    list('list controllerrevisions', 2000, () => apps.listControllerRevisionForAllNamespaces({ limit: 2000 })),
   ]);
-  Object.assign(s, { roles, roleBindings, clusterRoles, clusterRoleBindings, pdbs, serviceAccounts, apiServices });
+  Object.assign(s, { roles, roleBindings, clusterRoles, clusterRoleBindings, pdbs, serviceAccounts, apiServices, controllerRevisions });
   Object.assign(s, { namespaces, nodes, deployments, statefulSets, daemonSets, replicaSets, pods, services, endpoints, ingresses, networkPolicies, hpas, pvcs, pvs, storageClasses, jobs, cronJobs });
   s.configMaps = (configMaps as V1ConfigMap[]).map(summariseConfigMap);
   s.resourceQuotas = quotas;

@@ -521,7 +521,7 @@ export const FAMILY_CLAIMS: Readonly<Record<string, { analyzers: readonly string
   'init-container-stuck': { analyzers: ['init-container-stuck'] },
   'rollout-stuck': { analyzers: ['rollout-stuck'] },
   'job-failed': { analyzers: ['job-failed'] },
-  unschedulable: { analyzers: ['unschedulable', 'preemption'] },
+  unschedulable: { analyzers: ['unschedulable', 'preemption', 'daemonset-squeeze'] },
   'storage-unavailable': { analyzers: ['unschedulable', 'volume-attach'] },
   'node-pressure': { analyzers: ['node-pressure'] },
   'node-not-ready': { analyzers: ['node-health', 'node-pressure'] },

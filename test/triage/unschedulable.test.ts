@@ -212,5 +212,13 @@ describe('unschedulable: the missing capacity is a node whose drain a PodDisrupt
     expect(f!.component).toEqual({ kind: 'Deployment', namespace: 'shop', name: 'checkout' });
     expect(f!.facts?.['blockedNode']).toBeUndefined();
   });
-});
 
+  it('rules out the HPA as the limit when it asked for the replicas that cannot schedule', () => {
+    const hpa = (desired: number, max: number) => ({ metadata: { name: 'checkout', namespace: 'shop' }, spec: { scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'checkout' }, minReplicas: 2, maxReplicas: max }, status: { currentReplicas: desired, desiredReplicas: desired } });
+    const base = input({ pods: [pendingPod('checkout-7d9f8b6c5-x2x9z', 'checkout-7d9f8b6c5', '500m')] });
+    const withHpa = (h: ReturnType<typeof hpa>) => ({ ...base, cluster: { snapshot: { hpas: [h], nodes: [], pods: [] } } }) as unknown as TriageInput;
+    const cleared = unschedulable.analyze(withHpa(hpa(6, 20))).find((f) => f.family === 'hpa-at-max');
+    expect(cleared).toMatchObject({ status: 'ruled_out', component: { kind: 'HorizontalPodAutoscaler', name: 'checkout' }, facts: { desiredReplicas: 6, maxReplicas: 20 } });
+    expect(unschedulable.analyze(withHpa(hpa(20, 20))).some((f) => f.family === 'hpa-at-max')).toBe(false);
+  });
+});

@@ -20,7 +20,7 @@
  * - `pvc`, `storageClass`, `storageClassMissing`, `provisioningError`: for an unbound claim
  * - `changedAt`: when the change that caused it happened (the new ReplicaSet's creation)
  */
-import type { CoreV1Event, V1Container, V1Node, V1Pod, V1ReplicaSet } from '@kubernetes/client-node';
+import type { V2HorizontalPodAutoscaler, CoreV1Event, V1Container, V1Node, V1Pod, V1ReplicaSet } from '@kubernetes/client-node';
 import type { ComponentRef, Evidence } from '../../evidence/types.js';
 import type { KubeEvidence } from '../../evidence/kubernetes/gather.js';
 import { writersOf } from '../../evidence/kubernetes/managed-fields.js';
@@ -473,9 +473,37 @@ export const unschedulable: Analyzer = {
         refuting,
         ...(mitigation && evicted.length === 0 ? { mitigation } : {}),
       },
+      ...autoscalerNotTheLimit(cluster?.snapshot.hpas ?? [], t, pending.length),
     ];
   },
 };
+
+/**
+ * "Is the HPA capped?" — the look-alike of pods that never come: when the workload's HPA asked for the
+ * replicas (desired below its max) and they are Pending, the autoscaler did its part; raised and ruled out.
+ */
+function autoscalerNotTheLimit(hpas: V2HorizontalPodAutoscaler[], t: { kind: string; namespace: string; name: string }, pending: number): Finding[] {
+  const h = hpas.find((x) => x.metadata?.namespace === t.namespace && x.spec?.scaleTargetRef?.name === t.name && (x.spec.scaleTargetRef.kind ?? 'Deployment') === t.kind);
+  const desired = h?.status?.desiredReplicas;
+  const max = h?.spec?.maxReplicas;
+  if (!h || desired === undefined || max === undefined || desired >= max) return [];
+  return [
+    {
+      key: `hpa-at-max:${t.namespace}/HorizontalPodAutoscaler/${h.metadata?.name}:not-the-limit`,
+      analyzer: 'unschedulable',
+      family: 'hpa-at-max',
+      status: 'ruled_out',
+      confidence: 0.05,
+      title: `HPA ${h.metadata?.name} is at its maximum`,
+      component: { kind: 'HorizontalPodAutoscaler', namespace: t.namespace, name: h.metadata?.name ?? '?' },
+      mechanism: `${t.name} runs below what its load needs.`,
+      reason: `HPA ${h.metadata?.name} wants ${desired} of at most ${max} replicas: it scaled as asked, and ${pending} of the pods it asked for cannot be scheduled`,
+      facts: { hpa: h.metadata?.name ?? '', desiredReplicas: desired, maxReplicas: max },
+      supporting: [],
+      refuting: [{ kind: 'object', summary: `HPA ${h.metadata?.name}: desired ${desired}, current ${h.status?.currentReplicas ?? '?'}, max ${max}`, citation: objectCitation('HorizontalPodAutoscaler', t.namespace, h.metadata?.name ?? '?', 'status') }],
+    },
+  ];
+}
 
 /**
  * Put the requests back. When the rollout changed only resources, `set_resources` restores exactly them;

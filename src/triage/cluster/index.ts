@@ -13,6 +13,7 @@ import { cloudIdentity } from './cloud-identity.js';
 import { preemption } from './preemption.js';
 import { stalePrimary } from './stale-primary.js';
 import { volumeAttach } from './volume-attach.js';
+import { daemonsetSqueeze } from './daemonset-squeeze.js';
 import { clockSkew } from './clock-skew.js';
 import { diskFull } from './disk-full.js';
 import { nodeHealth } from './node-health.js';
@@ -28,7 +29,7 @@ import { orphanService } from './orphan-service.js';
 import { untrustedCa } from './untrusted-ca.js';
 import { cronjobPileup } from './cronjob-pileup.js';
 
-export const clusterAnalyzers: ClusterAnalyzer[] = [podCreationBlocked, jobFailed, cronjobPileup, missingObject, dnsFailure, credentialsRejected, externalDependency, ingressMisroute, meshMisconfig, orphanService, untrustedCa, nodeHealth, clockSkew, diskFull, queueBacklog, chaosExperiment, rbacDenied, cloudIdentity, preemption, stalePrimary, volumeAttach, backgroundNoiseCluster];
+export const clusterAnalyzers: ClusterAnalyzer[] = [podCreationBlocked, jobFailed, cronjobPileup, missingObject, dnsFailure, credentialsRejected, externalDependency, ingressMisroute, meshMisconfig, orphanService, untrustedCa, nodeHealth, clockSkew, diskFull, queueBacklog, chaosExperiment, rbacDenied, cloudIdentity, preemption, stalePrimary, volumeAttach, daemonsetSqueeze, backgroundNoiseCluster];
 
 export function runClusterTriage(input: ClusterTriageInput, registry: ClusterAnalyzer[] = clusterAnalyzers): { findings: Finding[]; errors: string[] } {
   const findings: Finding[] = [];
