@@ -10,6 +10,7 @@ COPY prisma.config.ts ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json ./
 COPY src ./src
+COPY bin ./bin
 COPY skills ./skills
 COPY deploy ./deploy
 RUN npm prune --omit=dev

@@ -42,4 +42,9 @@ describe('Dockerfile', () => {
     expect(text).toMatch(/HEALTHCHECK[\s\S]*\/livez/);
     expect(lines[cmdIdx]).toMatch(/^CMD \[/); // exec form: signals reach node
   });
+
+  it('ships the bin the package declares, so `vigil doctor` runs in the image', () => {
+    const pkg = JSON.parse(readFileSync(`${root}package.json`, 'utf8')) as { bin?: Record<string, string> };
+    for (const file of Object.values(pkg.bin ?? {})) expect(instr('COPY').some((c) => c.includes(` ${file.split('/')[0]} `) || c.includes(` ./${file.split('/')[0]}`)), `COPY of ${file}`).toBe(true);
+  });
 });
