@@ -5,8 +5,7 @@
  */
 import type { V1Deployment, V1ReplicaSet } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import type { KubeEvidence } from '../../src/evidence/kubernetes/gather.js';
-import { emptySurroundings } from '../../src/evidence/kubernetes/surroundings.js';
+import { emptyKubeEvidence, type KubeEvidence } from '../../src/evidence/kubernetes/gather.js';
 import type { MetricSummary } from '../../src/evidence/prometheus/types.js';
 import { buildTopology } from '../../src/topology/graph.js';
 import { emptySnapshot } from '../../src/topology/snapshot.js';
@@ -40,7 +39,7 @@ function world(clientRolloutMin: number) {
   s.services = [{ metadata: { name: 'inventory', namespace: 'shop' }, spec: { selector: { app: 'inventory' } } }];
   s.replicaSets = [rs('checkout', 30, -3000), rs('checkout', 31, clientRolloutMin), rs('inventory', 7, -120)];
   const topology = buildTopology(s);
-  const kube = (name: string): KubeEvidence => ({ ...emptySurroundings(), onset: ONSET, target: { kind: 'Deployment', namespace: 'shop', name }, workload: s.deployments.find((d) => d.metadata?.name === name)!, replicaSets: s.replicaSets.filter((r) => r.metadata?.name?.startsWith(name)), pods: [], services: name === 'inventory' ? [{ service: s.services[0]! }] : [], events: [], related: [], dependents: name === 'inventory' ? [{ kind: 'Deployment', name: 'checkout', via: 'env INVENTORY_URL' }] : [], unhealthyPods: [], warningEvents: [], gaps: [], server: '' });
+  const kube = (name: string): KubeEvidence => ({ ...emptyKubeEvidence(ONSET, ''), target: { kind: 'Deployment', namespace: 'shop', name }, workload: s.deployments.find((d) => d.metadata?.name === name)!, replicaSets: s.replicaSets.filter((r) => r.metadata?.name?.startsWith(name)), services: name === 'inventory' ? [{ service: s.services[0]! }] : [], dependents: name === 'inventory' ? [{ kind: 'Deployment', name: 'checkout', via: 'env INVENTORY_URL' }] : [] });
   const cluster = { snapshot: s, topology, walk: { subjects: [], starts: [], reached: new Map(), candidates: [] }, subjects: [] };
   const inventory: TriageInput = { alert: { labels: {}, labelValues: [] } as never, onset: ONSET, kube: kube('inventory'), changes: [], metrics: { summaries: [summary('request_rate', 'req/s', 150, 260, 450, -18), summary('latency_p99', 'seconds', 0.3, 2.1, 4.3, -17)] }, cluster };
   const checkout: TriageInput = { alert: { labels: {}, labelValues: [] } as never, onset: ONSET, kube: kube('checkout'), changes: [], cluster };

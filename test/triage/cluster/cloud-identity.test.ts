@@ -5,9 +5,9 @@
  */
 import type { V1Deployment, V1ManagedFieldsEntry, V1Pod, V1ReplicaSet, V1ServiceAccount } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import type { KubeEvidence } from '../../../src/evidence/kubernetes/gather.js';
+import { emptyKubeEvidence, type KubeEvidence } from '../../../src/evidence/kubernetes/gather.js';
 import type { HelmRevision } from '../../../src/evidence/kubernetes/helm.js';
-import { emptySurroundings, type ContainerLogs } from '../../../src/evidence/kubernetes/surroundings.js';
+import type { ContainerLogs } from '../../../src/evidence/kubernetes/surroundings.js';
 import type { ClusterTriageInput, TriageInput } from '../../../src/triage/analyzer.js';
 import { cloudDenial, cloudIdentity, deniedCall } from '../../../src/triage/cluster/cloud-identity.js';
 import { buildTopology } from '../../../src/topology/graph.js';
@@ -48,20 +48,11 @@ const helmRev = (revision: number, values: Record<string, unknown>, min: number)
 
 function candidate(containerLogs: ContainerLogs[], over: Partial<KubeEvidence> = {}): TriageInput {
   const kube: KubeEvidence = {
-    ...emptySurroundings(),
-    onset: ONSET,
+    ...emptyKubeEvidence(ONSET, 'https://k8s.test'),
     target: { kind: 'Deployment', namespace: 'shop', name: 'upload' },
     workload: deployment('upload'),
-    replicaSets: [],
     pods: [pod('upload-7c9d8f6b54-kq2vd')],
     services: [{ service: { metadata: { name: 'upload', namespace: 'shop' } } }],
-    events: [],
-    related: [],
-    dependents: [],
-    unhealthyPods: [],
-    warningEvents: [],
-    gaps: [],
-    server: 'https://k8s.test',
     containerLogs,
     ...over,
   };

@@ -4,8 +4,8 @@
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import type { KubeEvidence } from '../../../src/evidence/kubernetes/gather.js';
-import { emptySurroundings, type ContainerLogs } from '../../../src/evidence/kubernetes/surroundings.js';
+import { emptyKubeEvidence, type KubeEvidence } from '../../../src/evidence/kubernetes/gather.js';
+import type { ContainerLogs } from '../../../src/evidence/kubernetes/surroundings.js';
 import type { ClusterTriageInput, TriageInput } from '../../../src/triage/analyzer.js';
 import { dnsFailure } from '../../../src/triage/cluster/dns-failure.js';
 import { buildTopology } from '../../../src/topology/graph.js';
@@ -20,7 +20,7 @@ const pod = (ns: string, name: string, node: string, ready = true): V1Pod => ({ 
 const logs = (podName: string, lines: string[]): ContainerLogs => ({ pod: podName, container: 'storefront', previous: false, running: true, patterns: lines.map((l) => ({ template: l, example: l, count: 30, first: at(-10), last: at(0), level: 'warn' })), tail: lines });
 
 function candidate(pods: V1Pod[], containerLogs: ContainerLogs[]): TriageInput {
-  const kube: KubeEvidence = { ...emptySurroundings(), onset: ONSET, target: { kind: 'Deployment', namespace: 'shop', name: 'storefront' }, replicaSets: [], pods, services: [], events: [], related: [], dependents: [], unhealthyPods: [], warningEvents: [], gaps: [], server: '', containerLogs };
+  const kube: KubeEvidence = { ...emptyKubeEvidence(ONSET, ''), target: { kind: 'Deployment', namespace: 'shop', name: 'storefront' }, pods, containerLogs };
   return { alert: { labels: {}, labelValues: [] } as unknown as TriageInput['alert'], onset: ONSET, kube, changes: [] };
 }
 

@@ -4,8 +4,8 @@
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import type { KubeEvidence } from '../../../src/evidence/kubernetes/gather.js';
-import { emptySurroundings, type ContainerLogs } from '../../../src/evidence/kubernetes/surroundings.js';
+import { emptyKubeEvidence, type KubeEvidence } from '../../../src/evidence/kubernetes/gather.js';
+import type { ContainerLogs } from '../../../src/evidence/kubernetes/surroundings.js';
 import type { ClusterTriageInput, TriageInput } from '../../../src/triage/analyzer.js';
 import { READ_ONLY_WORDINGS, stalePrimary } from '../../../src/triage/cluster/stale-primary.js';
 import { buildTopology } from '../../../src/topology/graph.js';
@@ -31,7 +31,7 @@ function world(restartedMin: number | undefined): ClusterTriageInput {
   s.pods = [redisPod(restartedMin)];
   const topology = buildTopology(s);
   const cand = (name: string, containerLogs: ContainerLogs[]): TriageInput => {
-    const kube: KubeEvidence = { ...emptySurroundings(), onset: ONSET, target: { kind: 'Deployment', namespace: 'shop', name }, workload: s.deployments.find((d) => d.metadata?.name === name)!, replicaSets: [], pods: [], services: [], events: [], related: [], dependents: [], unhealthyPods: [], warningEvents: [], gaps: [], server: '', containerLogs };
+    const kube: KubeEvidence = { ...emptyKubeEvidence(ONSET, ''), target: { kind: 'Deployment', namespace: 'shop', name }, workload: s.deployments.find((d) => d.metadata?.name === name)!, containerLogs };
     return { alert: { labels: {}, labelValues: [] } as never, onset: ONSET, kube, changes: [] };
   };
   const inputs = [cand('cart', [logs('cart-6f8d7c9b54-2xkqp', READONLY)]), cand('checkout', [logs('checkout-5d6c7b8a9-q1w2e', `PlaceOrder failed: cart: ${READONLY}`)])];
