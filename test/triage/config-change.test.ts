@@ -97,6 +97,8 @@ describe('config-change', () => {
       component: { kind: 'ConfigMap', namespace: 'shop', name: 'checkout-config' },
       facts: { object: 'ConfigMap/checkout-config', keys: 'PAYMENTS_URL', editor: 'kubectl-edit', changedAt: iso(-3), metric: 'error_ratio' },
     });
+    // The same answer in the vocabulary of the ConfigMap's family (dns-failure asks configMap/key/manager).
+    expect(f!.facts).toMatchObject({ configMap: 'checkout-config', key: 'PAYMENTS_URL', manager: 'kubectl-edit' });
     expect(f!.confidence).toBeGreaterThanOrEqual(0.85);
     expect(f!.mitigation).toMatchObject({
       action: 'restore_config',

@@ -57,6 +57,15 @@ interface ConfigWrite {
 }
 
 /** `{"f:data": {".": {}, "f:PAYMENTS_URL": {}}}` → [PAYMENTS_URL] (also binaryData/stringData). */
+const DNS_SERVER = /^(coredns|kube-dns|node-local-dns)$/;
+
+/** For the cluster DNS server's config: the alerted workloads, which resolve through it (0 hops from the alert). */
+function resolvingSubjects(input: TriageInput): { kind: string; namespace: string; name: string }[] {
+  const c = input.cluster;
+  if (!c) return [];
+  return [...c.walk.reached.values()].filter((r) => r.hops === 0 && r.ref.namespace !== input.kube.target?.namespace && ['Deployment', 'StatefulSet', 'DaemonSet'].includes(r.ref.kind)).map((r) => ({ kind: r.ref.kind, namespace: r.ref.namespace ?? '', name: r.ref.name }));
+}
+
 export function writtenKeys(fieldsV1: unknown): string[] {
   const f = (fieldsV1 ?? {}) as Record<string, unknown>;
   const keys: string[] = [];
@@ -162,6 +171,8 @@ export const configChange: Analyzer = {
         editor: w.manager,
         changedAt: w.at.toISOString(),
         ...(obj.usedBy ? readMode(obj.usedBy) : {}),
+        // The same answer in the words of the object's family (a CoreDNS Corefile edit is a DNS fault too).
+        ...(obj.kind === 'ConfigMap' ? { configMap: obj.name, manager: w.manager, ...(keys.length === 1 ? { key: keys[0]! } : {}) } : {}),
       };
       const key = `config-change:${obj.namespace}/${obj.kind}/${obj.name}`;
       const title = `${objectName} edited by \`${who}\`${keyText} ${relativeToOnset(w.at, input.onset)}`;
@@ -255,7 +266,7 @@ export const configChange: Analyzer = {
         component,
         mechanism: `${mechanism0}${symptomText}.${appliedText} ${fix}`,
         scope: `${t.name} (every pod reading ${objectName})${input.kube.dependents.length ? `; callers affected: ${input.kube.dependents.map((d) => d.name).join(', ')}` : ''}`,
-        affected: targetScope(input),
+        affected: [...targetScope(input), ...(DNS_SERVER.test(t.name) ? resolvingSubjects(input) : [])],
         facts: {
           ...facts,
           ...(first ? { metric: first.metric, ...(first.before !== null ? { before: first.before } : {}), ...(first.after !== null ? { after: first.after } : {}) } : {}),
