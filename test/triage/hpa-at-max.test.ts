@@ -192,4 +192,17 @@ describe('queueTriggerFacts (a KEDA ScaledObject\'s queue trigger)', () => {
     expect(queueTriggerFacts([{ type: 'kafka', metadata: { consumerGroup: 'g' } }], 'w')).toEqual({});
     expect(queueTriggerFacts(undefined, 'w')).toEqual({});
   });
+
+  it('blames an HPA whose scale-down window was cut to 0 and that rescales up and down over and over', () => {
+    const hpa = (window: number): V2HorizontalPodAutoscaler => ({
+      metadata: { name: 'recommendations', namespace: 'shop', managedFields: [{ manager: 'argocd-controller', operation: 'Update', time: at(-50), fieldsV1: { 'f:spec': { 'f:behavior': { 'f:scaleDown': { 'f:stabilizationWindowSeconds': {} } } } } }] },
+      spec: { scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'recommendations' }, minReplicas: 4, maxReplicas: 30, metrics: [{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 60 } } }], behavior: { scaleDown: { stabilizationWindowSeconds: window } } },
+      status: { currentReplicas: 5, desiredReplicas: 5 },
+    });
+    const rescale = (size: number, n: string) => ({ metadata: { name: `recommendations.${n}`, namespace: 'shop' }, involvedObject: { kind: 'HorizontalPodAutoscaler', namespace: 'shop', name: 'recommendations' }, reason: 'SuccessfulRescale', message: `New size: ${size}; reason: cpu resource utilization (percentage of request) ${size > 5 ? 'above' : 'below'} target`, count: 17, type: 'Normal' });
+    const events = [rescale(14, 'a'), rescale(5, 'b')];
+    const [f] = hpaAtMax.analyze(input({ hpas: [hpa(0)], events }));
+    expect(f).toMatchObject({ status: 'supported', component: { kind: 'HorizontalPodAutoscaler', name: 'recommendations' }, facts: { driver: 'misconfiguration', metric: 'cpu', maxReplicas: 30, stabilizationWindowSeconds: 0, rescales: 34, manager: 'argocd-controller' } });
+    expect(hpaAtMax.analyze(input({ hpas: [hpa(300)], events }))).toEqual([]);
+  });
 });

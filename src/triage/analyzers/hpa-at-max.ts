@@ -297,9 +297,58 @@ export const hpaAtMax: Analyzer = {
         refuting: [],
       });
     }
+    for (const h of kube.hpas.filter((x) => !atMax(x))) {
+      const f = flapping(kube, h, onset);
+      if (f) out.push(f);
+    }
     return out;
   },
 };
+
+/**
+ * An HPA that scales down as soon as a burst ends: `behavior.scaleDown.stabilizationWindowSeconds`
+ * cut to (nearly) 0 by a recent write, and SuccessfulRescale events going up and down over and over.
+ * Pods that take time to become Ready are removed before they serve, so capacity never follows load.
+ * Localised to the HPA (driver `misconfiguration`); no mitigation (put the window back at its source).
+ */
+function flapping(kube: KubeEvidence, h: V2HorizontalPodAutoscaler, onset: Date): Finding | undefined {
+  const t = kube.target!;
+  const name = h.metadata?.name ?? '?';
+  const window = h.spec?.behavior?.scaleDown?.stabilizationWindowSeconds;
+  if (window === undefined || window > 60) return undefined;
+  const rescales = kube.events.filter((e) => e.reason === 'SuccessfulRescale' && e.involvedObject?.kind === 'HorizontalPodAutoscaler' && e.involvedObject.name === name);
+  const sizes = new Set(rescales.map((e) => /New size: (\d+)/.exec(e.message ?? '')?.[1]).filter((x): x is string => !!x));
+  const count = rescales.reduce((n, e) => n + (e.count ?? 1), 0);
+  if (sizes.size < 2 || count < 6) return undefined;
+  const writer = (h.metadata?.managedFields ?? [])
+    .filter((m) => m.time && m.subresource !== 'status' && JSON.stringify(m.fieldsV1 ?? {}).includes('f:behavior'))
+    .sort((a, b) => new Date(b.time!).getTime() - new Date(a.time!).getTime())[0];
+  const at = writer?.time ? new Date(writer.time) : undefined;
+  if (at && (onset.getTime() - at.getTime() > 24 * 3600_000 || at.getTime() > onset.getTime() + 120_000)) return undefined;
+  const metric = (h.spec?.metrics ?? [])[0];
+  const metricName = metric?.resource?.name ?? metric?.pods?.metric?.name ?? metric?.external?.metric?.name ?? metric?.object?.metric?.name;
+  const component: ComponentRef = { kind: 'HorizontalPodAutoscaler', namespace: t.namespace, name };
+  return {
+    key: `hpa-at-max:${t.namespace}/HorizontalPodAutoscaler/${name}:flapping`,
+    analyzer: 'hpa-at-max',
+    family: 'hpa-at-max',
+    status: 'supported',
+    confidence: at ? 0.9 : 0.78,
+    title: `HPA ${name} scales down as soon as load dips (scaleDown window ${window}s): ${t.name} keeps losing the pods it is still warming up`,
+    component,
+    mechanism:
+      `HPA ${t.namespace}/${name} has behavior.scaleDown.stabilizationWindowSeconds ${window}${writer ? `, written by \`${writer.manager}\` at ${clockTime(at!)} (${relativeToOnset(at!, onset)})` : ''}; it rescaled ${count} times between ${[...sizes].sort((a, b) => Number(a) - Number(b)).join(' and ')} replicas. ` +
+      `New pods that need time to become Ready are removed before they serve, so ${t.name} stays short of capacity through every burst. Fix: restore the scale-down window (the default is 300 s) at its source.`,
+    scope: `${t.name} and what it serves, in waves with the load`,
+    affected: [component, ...scopeRefs(kube)],
+    facts: { hpa: name, ...(metricName ? { metric: metricName } : {}), driver: 'misconfiguration', maxReplicas: h.spec?.maxReplicas ?? 0, stabilizationWindowSeconds: window, rescales: count, sizes: [...sizes].join(','), ...(writer ? { manager: writer.manager ?? 'unknown', changedAt: at!.toISOString() } : {}) },
+    supporting: [
+      { kind: 'object', summary: `HPA ${name}: scaleDown.stabilizationWindowSeconds ${window}${writer ? ` (last written by ${writer.manager} at ${clockTime(at!)})` : ''}`, citation: hpaCitation(t.namespace, name, 'spec.behavior') },
+      { kind: 'event', summary: `SuccessfulRescale ×${count} on hpa/${name}: sizes ${[...sizes].join(', ')}`, citation: { source: 'kubernetes', ref: `api/v1/namespaces/${t.namespace}/events/${rescales[0]!.metadata?.name ?? '?'}` } },
+    ],
+    refuting: [],
+  };
+}
 
 /** A scale-up policy that adds at most this many pods a minute is slow against a traffic peak. */
 const SLOW_PODS_PER_MINUTE = 2;
