@@ -5,8 +5,7 @@
  */
 import type { V1APIService, V2HorizontalPodAutoscaler } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import type { KubeEvidence } from '../../src/evidence/kubernetes/gather.js';
-import { emptySurroundings } from '../../src/evidence/kubernetes/surroundings.js';
+import { emptyKubeEvidence, type KubeEvidence } from '../../src/evidence/kubernetes/gather.js';
 import { buildTopology } from '../../src/topology/graph.js';
 import { emptySnapshot } from '../../src/topology/snapshot.js';
 import { dependsOn } from '../../src/topology/walk.js';
@@ -47,22 +46,11 @@ describe('metrics API behind HPAs', () => {
   it('raises an old scale-to-zero of the adapter when its APIService is down and HPAs are frozen', () => {
     const s = snapshot();
     const kube: KubeEvidence = {
-      ...emptySurroundings(),
-      onset: ONSET,
+      ...emptyKubeEvidence(ONSET, ''),
       target: { kind: 'Deployment', namespace: 'monitoring', name: 'prometheus-adapter' },
       workload: { metadata: { name: 'prometheus-adapter', namespace: 'monitoring', managedFields: [{ manager: 'kubectl', operation: 'Update', subresource: 'scale', time: at(-308), fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': { 'f:replicas': {} } } }] }, spec: { replicas: 0, selector: {}, template: {} } } as never,
-      replicaSets: [],
-      pods: [],
       services: [{ service: s.services[0]!, endpoints: { metadata: { name: 'prometheus-adapter' }, subsets: [] } }],
-      events: [],
       helm: { release: 'prometheus-adapter', revisions: [{ name: 'prometheus-adapter', namespace: 'monitoring', revision: 7, status: 'deployed', description: 'Upgrade complete', chart: 'prometheus-adapter-4.10.0', values: { replicas: 2 }, secretName: 'sh.helm.release.v1.prometheus-adapter.v7' }] },
-      related: [],
-      dependents: [],
-      unhealthyPods: [],
-      warningEvents: [],
-      gaps: [],
-      server: '',
-      containerLogs: [],
     };
     const input = { alert: { labels: {}, labelValues: [] }, onset: ONSET, kube, changes: [], cluster: { snapshot: s } } as unknown as TriageInput;
     const [f] = scaledToZero.analyze(input);

@@ -196,9 +196,12 @@ export const oomKilled: Analyzer = {
 
     // A leak: the limit did not change, yet containers climb from well below it to the limit, over and over.
     // What introduced it is the rollout the pods run, even hours old (a leak takes hours to fill the limit).
-    // Pods admitted with another limit than their template's (a VPA rewrote it) are not leaking: the limit moved.
-    const rewritten = !!last.pod.metadata?.annotations?.['vpaUpdates'] && memoryBytes(memLimit(templateContainer(kube.workload, container))) !== limitBytes;
-    const leak = !lowered && !rewritten && limitBytes && current?.createdAt && previous ? leakSignature(ws, limitBytes) : undefined;
+    // The pods run another limit than their template: the VerticalPodAutoscaler's admission controller
+    // rewrote it (pod annotation vpaUpdates: "Pod resources updated by <vpa>: …"). The VPA is the fault,
+    // and such pods are not leaking: the limit moved. (A template without the container or without a
+    // limit — injected or defaulted — never matches: vpaRewrite needs the template's limit.)
+    const vpa = limit ? vpaRewrite(last.pod, memLimit(templateContainer(kube.workload, container)), limit, cluster?.snapshot, t.namespace) : undefined;
+    const leak = !lowered && !vpa && limitBytes && current?.createdAt && previous ? leakSignature(ws, limitBytes) : undefined;
     if (leak && current?.createdAt && previous && onset.getTime() - current.createdAt.getTime() > CHANGE_WINDOW_MS / 2) {
       Object.assign(facts, { memoryGrowth: 'leak', changedAt: current.createdAt.toISOString(), revision: current.revision, previousRevision: previous.revision });
       const prevImage = templateContainer(previous.replicaSet, container)?.image;
@@ -225,9 +228,6 @@ export const oomKilled: Analyzer = {
     // injector's config (unless the template overrides them by annotation). A recent edit of that config
     // is the fault, and every pod injected since carries it.
     const injected = !defaulted && limit && !templateContainer(kube.workload, container) ? injectorConfig(cluster?.snapshot, container, limit, kube.workload?.spec?.template?.metadata?.annotations, onset) : undefined;
-    // The pods run another limit than their template: the VerticalPodAutoscaler's admission controller
-    // rewrote it (pod annotation vpaUpdates: "Pod resources updated by <vpa>: …"). The VPA is the fault.
-    const vpa = !defaulted && !injected && limit ? vpaRewrite(last.pod, memLimit(templateContainer(kube.workload, container)), limit, cluster?.snapshot, t.namespace) : undefined;
     if (vpa) {
       origin = { kind: 'VerticalPodAutoscaler', namespace: t.namespace, name: vpa.name };
       Object.assign(facts, { previousMemoryLimit: vpa.templateLimit, limitSetBy: `VerticalPodAutoscaler/${vpa.name}`, ...(vpa.mode ? { updateMode: vpa.mode } : {}) });

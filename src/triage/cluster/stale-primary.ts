@@ -32,14 +32,16 @@ const BEFORE_MS = 2 * 3600_000;
 const AFTER_MS = 10 * 60_000;
 const REPEATS = 3;
 
-export const READ_ONLY_WORDINGS: readonly { store: string; re: RegExp }[] = [
-  { store: 'redis', re: /READONLY You can't write against a read only (?:replica|slave)/i },
-  { store: 'postgresql', re: /cannot execute (?:INSERT|UPDATE|DELETE|CREATE|ALTER|DROP|TRUNCATE|nextval\(\))[^\n]{0,40} in a read-only transaction|SQLSTATE[ =:]*25006/i },
-  { store: 'mysql', re: /running with the --read-only option so it cannot execute this statement|\b(?:ERROR|Error) ?(?:1290|1836)\b[^\n]{0,80}read.only/i },
-  { store: 'mongodb', re: /NotWritablePrimary|not master and slaveOk=false|\bnot (?:master|primary)\b[^\n]{0,40}(?:write|insert|update)|NotPrimaryNoSecondaryOk/i },
+/** Each store's refusal of a write on a replica, and the names its pods, images and Services go by. */
+export const READ_ONLY_WORDINGS: readonly { store: string; re: RegExp; names: RegExp }[] = [
+  { store: 'redis', re: /READONLY You can't write against a read only (?:replica|slave)/i, names: /redis|valkey|keydb|sentinel/i },
+  { store: 'postgresql', re: /cannot execute (?:INSERT|UPDATE|DELETE|CREATE|ALTER|DROP|TRUNCATE|nextval\(\))[^\n]{0,40} in a read-only transaction|SQLSTATE[ =:]*25006/i, names: /postgres|pg-|patroni/i },
+  { store: 'mysql', re: /running with the --read-only option so it cannot execute this statement|\b(?:ERROR|Error) ?(?:1290|1836)\b[^\n]{0,80}read.only/i, names: /mysql|mariadb|percona/i },
+  { store: 'mongodb', re: /NotWritablePrimary|not master and slaveOk=false|\bnot (?:master|primary)\b[^\n]{0,40}(?:write|insert|update)|NotPrimaryNoSecondaryOk/i, names: /mongo/i },
 ];
 const ANY = new RegExp(READ_ONLY_WORDINGS.map((w) => w.re.source).join('|'), 'i');
-const STORE_POD = /redis|valkey|keydb|postgres|pg-|mysql|mariadb|mongo/i;
+const STORE_POD = new RegExp(READ_ONLY_WORDINGS.map((w) => w.names.source).join('|'), 'i');
+const namesOf = (store: string) => READ_ONLY_WORDINGS.find((w) => w.store === store)?.names ?? STORE_POD;
 
 export const stalePrimary: ClusterAnalyzer = {
   name: 'stale-primary',
@@ -115,7 +117,8 @@ export const stalePrimary: ClusterAnalyzer = {
 /** Does the workload call the store itself: a Service it calls selects the store's pods (or is named like one)? */
 function callsStore(input: ClusterTriageInput, w: ComponentRef, store: ComponentRef | undefined, kind: string): boolean {
   const t = input.cluster.topology;
-  const storeRe = kind === 'redis' ? /redis|valkey|keydb|sentinel/i : kind === 'postgresql' ? /postgres|pg|patroni|db/i : kind === 'mysql' ? /mysql|mariadb|db/i : /mongo/i;
+  const names = namesOf(kind);
+  const storeRe = kind === 'postgresql' || kind === 'mysql' ? new RegExp(`${names.source}|(^|[-/])db($|[-/])`, 'i') : names;
   for (const e of t.outgoing(nodeId(w))) {
     if (e.kind !== 'calls') continue;
     const selected = t.outgoing(e.to).filter((x) => x.kind === 'selects').map((x) => x.to);
@@ -128,7 +131,7 @@ function callsStore(input: ClusterTriageInput, w: ComponentRef, store: Component
 /** The store member that restarted shortly before the first refusal (the failover), and its owner. */
 function failoverEvidence(input: ClusterTriageInput, store: string, first: Date | undefined): { evidence: Evidence[]; text: string; pod?: string; owner?: ComponentRef } {
   const s = input.cluster.snapshot;
-  const storeRe = store === 'redis' ? /redis|valkey|keydb/i : store === 'postgresql' ? /postgres|pg-|patroni/i : store === 'mysql' ? /mysql|mariadb|percona/i : /mongo/i;
+  const storeRe = namesOf(store);
   const ref = first?.getTime() ?? input.onset.getTime();
   for (const p of s.pods) {
     const name = p.metadata?.name ?? '';
