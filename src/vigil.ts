@@ -197,6 +197,7 @@ export async function startVigil(config: Config, log: Logger, o: VigilOverrides 
   const chat = new SlackChat(app.client, log, undefined, postClient);
   countMalformed(chat, metrics);
   const thread = new ThreadSync(db.prisma, chat, log);
+  thread.links = config.links;
   const provider = o.modelProvider !== undefined ? (o.modelProvider ?? undefined) : config.model ? createProvider(config.model) : undefined;
   if (provider) log.info({ provider: provider.name, model: provider.model }, 'model loop enabled');
   else log.info('no model configured: deterministic triage only');

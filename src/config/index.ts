@@ -1,4 +1,5 @@
 import { envSchema, type Env } from './schema.js';
+import type { LinkSettings } from '../slack/blocks/links.js';
 
 /** The one typed configuration, parsed once at boot; modules receive the slice they need. */
 export interface Config {
@@ -24,6 +25,8 @@ export interface Config {
   databaseUrl: string;
   kubernetes: { kubeconfig?: string; context?: string; inCluster?: boolean };
   prometheus?: { url: string; publicUrl?: string; bearerToken?: string };
+  /** Where citations on cards link to (src/slack/blocks/links.ts). */
+  links: LinkSettings;
   loki?: { url: string; tenant?: string; bearerToken?: string };
   github?: { token?: string; apiUrl?: string };
   changes: { channels: string[]; flagsWebhookToken?: string };
@@ -111,6 +114,16 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       inCluster: e.VIGIL_KUBE_IN_CLUSTER === undefined ? undefined : e.VIGIL_KUBE_IN_CLUSTER === 'true',
     },
     prometheus: e.PROMETHEUS_URL ? { url: e.PROMETHEUS_URL, publicUrl: e.PROMETHEUS_PUBLIC_URL, bearerToken: e.PROMETHEUS_BEARER_TOKEN } : undefined,
+    links: {
+      ...(e.PROMETHEUS_PUBLIC_URL ? { prometheusUrl: e.PROMETHEUS_PUBLIC_URL } : {}),
+      ...(e.GRAFANA_URL ? { grafanaUrl: e.GRAFANA_URL } : {}),
+      ...(e.GRAFANA_PROMETHEUS_DATASOURCE ? { grafanaPrometheusDatasource: e.GRAFANA_PROMETHEUS_DATASOURCE } : {}),
+      ...(e.GRAFANA_LOKI_DATASOURCE ? { grafanaLokiDatasource: e.GRAFANA_LOKI_DATASOURCE } : {}),
+      githubUrl: e.GITHUB_WEB_URL,
+      ...(e.SLACK_WORKSPACE_URL ? { slackWorkspaceUrl: e.SLACK_WORKSPACE_URL } : {}),
+      ...(e.VIGIL_KUBE_CONSOLE_URL ? { kubeConsoleUrl: e.VIGIL_KUBE_CONSOLE_URL } : {}),
+      kubectl: e.VIGIL_KUBE_CITATIONS === 'kubectl',
+    },
     loki: e.LOKI_URL ? { url: e.LOKI_URL, tenant: e.LOKI_TENANT, bearerToken: e.LOKI_BEARER_TOKEN } : undefined,
     github: e.GITHUB_TOKEN || e.GITHUB_API_URL ? { token: e.GITHUB_TOKEN, apiUrl: e.GITHUB_API_URL } : undefined,
     changes: { channels: e.VIGIL_CHANGE_CHANNELS ?? [], flagsWebhookToken: e.VIGIL_FLAGS_WEBHOOK_TOKEN },

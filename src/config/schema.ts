@@ -64,6 +64,16 @@ export const envSchema = z
     PROMETHEUS_URL: z.url({ error: 'expects the Prometheus base URL, e.g. http://prometheus.monitoring:9090' }).optional(),
     PROMETHEUS_PUBLIC_URL: z.url({ error: 'expects the URL people open Prometheus at (for links on cards)' }).optional(),
     PROMETHEUS_BEARER_TOKEN: z.string().optional(),
+    GRAFANA_URL: z.url({ error: 'expects the URL people open Grafana at, e.g. https://grafana.example.com (Explore links on cards)' }).optional(),
+    GRAFANA_PROMETHEUS_DATASOURCE: z.string().regex(/^[\w.-]+$/, 'expects a Grafana datasource uid').optional(),
+    GRAFANA_LOKI_DATASOURCE: z.string().regex(/^[\w.-]+$/, 'expects a Grafana datasource uid').optional(),
+    GITHUB_WEB_URL: z.url({ error: 'expects the GitHub web URL for links on cards (GitHub Enterprise: https://<host>)' }).default('https://github.com'),
+    SLACK_WORKSPACE_URL: z.url({ error: 'expects the workspace URL, e.g. https://acme.slack.com (message links on cards)' }).optional(),
+    VIGIL_KUBE_CONSOLE_URL: z
+      .string()
+      .regex(/^https?:\/\/\S+$/, 'expects an http(s) URL template with {namespace}, {kind}, {plural}, {group}, {name}, e.g. https://console/ns/{namespace}/{kind}/{name}')
+      .optional(),
+    VIGIL_KUBE_CITATIONS: z.enum(['kubectl', 'ref'], { error: 'expects kubectl or ref' }).default('kubectl'),
     LOKI_URL: z.url({ error: 'expects the Loki base URL, e.g. http://loki-gateway.monitoring:3100' }).optional(),
     LOKI_TENANT: z.string().optional(),
     LOKI_BEARER_TOKEN: z.string().optional(),

@@ -19,6 +19,8 @@ export interface Citation {
   /** Time range the query covered, when it has one. */
   range?: { from: Date; to: Date };
   url?: string;
+  /** A command a person can run to see it (`kubectl get deployments.apps checkout -n shop -o yaml`), when there is no URL. */
+  command?: string;
 }
 
 export type EvidenceKind =

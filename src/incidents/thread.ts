@@ -7,6 +7,7 @@ import { renderAlreadyTrackedNote, renderEscalation, renderManualRoot, renderRep
 import { SLACK_LIMITS, truncateMrkdwn } from '../slack/blocks/limits.js';
 import { chatErrorCode, type ChatMessage, type ChatPort } from './chat.js';
 import { boardModel, escalationModel, incidentCard, loadIncidentRecord, type IncidentRecord } from './views.js';
+import type { LinkSettings } from '../slack/blocks/links.js';
 
 /** Repeats closer together than this share one thread note (the header's count still shows every one). */
 export const REPEAT_NOTE_QUIET_MS = 15 * 60_000;
@@ -71,6 +72,9 @@ export class ThreadSync {
    * the policy accepted it (its approval card), never the proposal's own text before that.
    */
   fixesNeedApproval = false;
+
+  /** Where citations on the board link to (config `links`); unset: the citations' own URLs only. */
+  links: LinkSettings | undefined;
 
   constructor(
     private readonly db: Db,
@@ -153,7 +157,7 @@ export class ThreadSync {
 
   private async desiredPosts(r: IncidentRecord, threadTs: string): Promise<DesiredPost[]> {
     const posts: DesiredPost[] = [{ purpose: 'header', threadTs, message: renderIncidentHeader(incidentCard(r)), editable: true }];
-    const board = boardModel(r, { fixesNeedApproval: this.fixesNeedApproval });
+    const board = boardModel(r, { fixesNeedApproval: this.fixesNeedApproval, links: this.links });
     if (board) posts.push({ purpose: 'board', threadTs, message: renderHypothesisBoard(board), editable: true });
     const escalation = escalationModel(r);
     if (escalation) posts.push({ purpose: 'escalation', threadTs, message: renderEscalation(escalation), editable: true });

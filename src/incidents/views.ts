@@ -5,6 +5,7 @@ import type { BoardFix, BoardHypothesis, BoardModel, IncidentCardModel, Investig
 import type { HypothesisStatus, MitigationProposal } from '../triage/types.js';
 import { readContext } from './context.js';
 import { RULED_OUT_BY_RESPONDER } from './service.js';
+import { linkCitation, type LinkSettings } from '../slack/blocks/links.js';
 
 const STATUS_ORDER: Record<HypothesisStatus, number> = { supported: 0, open: 1, inconclusive: 2, ruled_out: 3, unrelated: 4 };
 
@@ -84,6 +85,8 @@ function failedNotice(lastError: string | null): string {
 /** Board options: with a write policy every fix goes through the planner and the policy before any command shows. */
 export interface BoardOptions {
   fixesNeedApproval?: boolean;
+  /** Where citations link to (a graph, a commit, a console page) or the command that shows them. */
+  links?: LinkSettings;
 }
 
 const OVER: Record<string, string> = { withdrawn: 'withdrawn', closed: 'closed', expired: 'expired', cancelled: 'cancelled', rejected: 'rejected' };
@@ -143,12 +146,15 @@ export function boardModel(r: IncidentRecord, opts: BoardOptions = {}): BoardMod
       evidence: h.evidence.map((e) => ({
         summary: e.summary,
         stance: e.stance as 'supports' | 'refutes' | 'context',
-        citation: {
-          source: e.citationSource,
-          ref: e.citationRef,
-          url: e.citationUrl ?? undefined,
-          range: e.rangeFrom && e.rangeTo ? { from: e.rangeFrom, to: e.rangeTo } : undefined,
-        },
+        citation: linkCitation(
+          {
+            source: e.citationSource,
+            ref: e.citationRef,
+            url: e.citationUrl ?? undefined,
+            range: e.rangeFrom && e.rangeTo ? { from: e.rangeFrom, to: e.rangeTo } : undefined,
+          },
+          opts.links,
+        ),
       })),
     }));
   const leading = inv.hypotheses.filter((h) => h.status === 'supported').sort((a, b) => b.confidence - a.confidence)[0];

@@ -29,6 +29,16 @@ export function slackTime(d: Date, withSeconds = true): string {
   return `<!date^${secs}^{${withSeconds ? 'time_secs' : 'time'}}|${fallback} UTC>`;
 }
 
+/**
+ * A date and time for mrkdwn, in the reader's zone: `<!date^1700000000^{date_short_pretty} {time}|2023-11-14 22:13 UTC>`
+ * (Slack shows `Today 23:13`, `Yesterday …` or `Nov 14 …`).
+ */
+export function slackDateTime(d: Date): string {
+  if (Number.isNaN(d.getTime())) return 'unknown time';
+  const secs = Math.floor(d.getTime() / 1000);
+  return `<!date^${secs}^{date_short_pretty} {time}|${d.toISOString().slice(0, 10)} ${utcClockShort(d)} UTC>`;
+}
+
 /** `+3 s`, `+2 min`, `+1 h 5 min`. */
 export function shortDuration(totalSeconds: number): string {
   const s = Math.max(0, Math.round(totalSeconds));

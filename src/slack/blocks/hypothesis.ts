@@ -2,7 +2,7 @@ import type { KnownBlock } from '@slack/types';
 import type { Citation } from '../../evidence/types.js';
 import type { HypothesisStatus } from '../../triage/types.js';
 import { contextBlock, sectionBlock } from './elements.js';
-import { confidenceWords, slackTime } from './format.js';
+import { confidenceWords, slackDateTime, slackTime } from './format.js';
 import { codeSpan, mention, mrkdwnLink, mrkdwnText } from './mrkdwn.js';
 import type { BoardHypothesis, EvidenceLine } from './models.js';
 import { truncateMrkdwn } from './truncate.js';
@@ -26,6 +26,7 @@ const BOUNDS = {
   evidenceSummary: 200,
   citationRef: 120,
   citationUrl: 600,
+  citationCommand: 200,
   evidenceText: 1500,
 } as const;
 
@@ -56,9 +57,15 @@ export function orderForDisplay(hs: readonly BoardHypothesis[]): BoardHypothesis
 export function renderCitation(c: Citation): string {
   const source = `_${mrkdwnText(c.source || 'unknown source', 40)}_`;
   const ref = mrkdwnLink(c.url, c.ref, BOUNDS.citationRef, BOUNDS.citationUrl);
-  const where = ref.startsWith('<') ? ref : codeSpan(c.ref || '(no ref)', BOUNDS.citationRef);
-  const range = c.range ? ` (${slackTime(c.range.from, false)}–${slackTime(c.range.to, false)})` : '';
+  const where = ref.startsWith('<') ? ref : c.command ? commandText(c) : codeSpan(c.ref || '(no ref)', BOUNDS.citationRef);
+  const range = c.range ? ` (${slackDateTime(c.range.from)}–${slackTime(c.range.to, false)})` : '';
   return `${source} ${where}${range}`;
+}
+
+/** `\`kubectl get … -o yaml\`` and, when the ref names a field, ` field \`metadata.managedFields[1]\``. */
+function commandText(c: Citation): string {
+  const fragment = c.ref.includes('#') ? c.ref.slice(c.ref.indexOf('#') + 1) : '';
+  return `${codeSpan(c.command ?? '', BOUNDS.citationCommand)}${fragment ? ` field ${codeSpan(fragment, 80)}` : ''}`;
 }
 
 const STANCE_WORD: Record<EvidenceLine['stance'], string> = { supports: 'for', refutes: 'against', context: 'context' };

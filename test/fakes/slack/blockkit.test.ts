@@ -151,3 +151,25 @@ describe('validateMessagePayload and toSlackError', () => {
     expect(toSlackError('no_text', [])).toEqual({ ok: false, error: 'no_text', errors: [], response_metadata: { messages: [] } });
   });
 });
+
+describe('cumulative block text and response_url payloads', () => {
+  it('refuses a message whose blocks carry more text than Slack accepts in total', async () => {
+    const { validateMessagePayload, MAX_BLOCKS_TEXT } = await import('./blockkit.js');
+    const section = (n: number) => ({ type: 'section', text: { type: 'mrkdwn', text: 'x'.repeat(n) } });
+    expect(validateMessagePayload({ blocks: [section(2900), section(2900), section(2900), section(2900)] })).toBeUndefined();
+    const refused = validateMessagePayload({ blocks: [section(2900), section(2900), section(2900), section(2900), section(MAX_BLOCKS_TEXT - 4 * 2900 + 1)] });
+    expect(refused?.error).toBe('msg_blocks_too_long');
+  });
+
+  it('checks what is sent to a response_url like a chat.postMessage', async () => {
+    const { ResponseUrls } = await import('./response-urls.js');
+    const { SlackStore } = await import('./store.js');
+    const urls = new ResponseUrls();
+    const store = new SlackStore({ bot: { userId: 'U0BOT', botId: 'B0BOT' }, team: { id: 'T1' }, users: [], usergroups: {}, channels: [] } as unknown as ConstructorParameters<typeof SlackStore>[0]);
+    const url = urls.issue('http://fake', { channel_id: 'C1', user_id: 'U1' });
+    const id = url.split('/').at(-1)!;
+    const bad = urls.receive(id, JSON.stringify({ blocks: [{ type: 'header', text: { type: 'plain_text', text: 'x'.repeat(151) } }] }), store);
+    expect(bad).toEqual({ status: 400, text: 'invalid_blocks' });
+    expect(urls.receive(id, JSON.stringify({ text: 'fine' }), store)).toEqual({ status: 200, text: 'ok' });
+  });
+});

@@ -26,6 +26,23 @@ export const MAX_BLOCKS: Record<BlockSurface, number> = { message: 50, modal: 10
 /** Slack truncates message text above this and refuses it with `msg_too_long`. */
 export const MAX_MESSAGE_TEXT = 40_000;
 export const MAX_ATTACHMENTS = 100;
+/**
+ * Slack refuses a message whose blocks carry more text than this in total with `msg_blocks_too_long`
+ * (undocumented; slackapi/bolt-js #2509 and #2867 report refusals from about 11,300 to 13,300 characters).
+ */
+export const MAX_BLOCKS_TEXT = 12_000;
+
+/** Every `text` string inside the blocks, summed (what the cumulative limit is reported to count). */
+export function blocksTextTotal(blocks: unknown): number {
+  let total = 0;
+  const walk = (v: unknown, key?: string): void => {
+    if (typeof v === 'string') total += key === 'text' ? v.length : 0;
+    else if (Array.isArray(v)) v.forEach((x) => walk(x));
+    else if (v !== null && typeof v === 'object') for (const [k, x] of Object.entries(v)) walk(x, k);
+  };
+  walk(blocks);
+  return total;
+}
 
 export const KNOWN_BLOCK_TYPES = [
   'section', 'header', 'context', 'actions', 'divider', 'image', 'rich_text', 'input', 'markdown', 'file', 'video',
@@ -173,6 +190,8 @@ export function validateMessagePayload(payload: MessagePayload, requireContent =
   if (blocks !== undefined) {
     const issues = validateBlocks(blocks, 'message');
     if (issues.length > 0) return toSlackError('invalid_blocks', issues);
+    const total = blocksTextTotal(blocks);
+    if (total > MAX_BLOCKS_TEXT) return toSlackError('msg_blocks_too_long', [{ pointer: '/blocks', message: `the blocks carry ${total} text characters; Slack refuses more than about ${MAX_BLOCKS_TEXT}` }]);
   }
   if (attachments !== undefined) {
     if (!Array.isArray(attachments)) return toSlackError('invalid_attachments', [{ pointer: '/attachments', message: 'must provide an array' }]);

@@ -4,6 +4,7 @@
  * `in_channel` responses become channel messages; ephemeral ones are kept with the store's ephemerals.
  */
 import type { SlackStore } from './store.js';
+import { validateMessagePayload } from './blockkit.js';
 
 export const RESPONSE_URL_MAX_USES = 5;
 
@@ -42,6 +43,9 @@ export class ResponseUrls {
     } catch {
       return { status: 400, text: 'invalid_payload' };
     }
+    // Slack checks a response_url payload as it checks chat.postMessage: invalid blocks are refused (400), the URL not used up.
+    const invalid = validateMessagePayload(body, !body.delete_original);
+    if (invalid) return { status: 400, text: invalid.error };
     entry.uses += 1;
     const context = { channel_id: entry.channel_id, user_id: entry.user_id };
     this.posts.push({ id, body, context, at: Date.now() });
