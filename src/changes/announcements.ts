@@ -78,14 +78,21 @@ const RULES: Rule[] = [
   },
   {
     name: 'argocd',
-    re: /Application\s+(?<app>[\w.\-]+)\s+(?:has been successfully synced|sync (?:succeeded|operation succeeded))(?:\s+to\s+(?<rev>[0-9a-f]{7,40}))?/i,
-    build: (m, a) => ({
-      actor: a.author,
-      kind: 'deploy',
-      target: { kind: 'Service', name: m.groups!['app']! },
-      after: m.groups!['rev'],
-      summary: `Argo CD synced ${m.groups!['app']}${m.groups!['rev'] ? ` to ${m.groups!['rev']}` : ''}`,
-    }),
+    // argocd-notifications' on-sync-succeeded, often with the revision's commit subject and the resources it
+    // applied: `… sync succeeded to revision c41d7e9 (orders: fix ports (#611)) - httproute.gateway.networking.k8s.io/api configured`.
+    re: /Application\s+(?<app>[\w.\-]+)\s+(?:has been successfully synced|sync (?:succeeded|operation succeeded))(?:\s+to\s+(?:revision\s+)?(?<rev>[0-9a-f]{7,40}))?(?<rest>.*)$/i,
+    build: (m, a) => {
+      const rest = m.groups!['rest'] ?? '';
+      const pr = /\(#(\d{1,7})\)/.exec(rest)?.[1];
+      const applied = [...rest.matchAll(/\b([a-z][a-z0-9]*(?:\.[a-z0-9-]+)*\/[a-z0-9][a-z0-9.-]*)\s+(?:configured|created|pruned|synced)\b/gi)].map((x) => x[1]!).slice(0, 10);
+      return {
+        actor: a.author,
+        kind: 'deploy',
+        target: { kind: 'Service', name: m.groups!['app']! },
+        after: m.groups!['rev'],
+        summary: `Argo CD synced ${m.groups!['app']}${m.groups!['rev'] ? ` to ${m.groups!['rev']}` : ''}${pr ? ` (PR #${pr})` : ''}${applied.length ? `: ${applied.join(', ')} configured` : ''}`,
+      };
+    },
   },
   {
     name: 'helm',

@@ -4,6 +4,7 @@ import { rankChanges } from '../changes/rank.js';
 import type { ChangeEvent, RankedChange } from '../changes/types.js';
 import type { GitHubReader } from '../evidence/github/client.js';
 import { githubChanges } from '../evidence/github/changes.js';
+import { describeGitHubFailure } from '../evidence/github/errors.js';
 import type { KubeReader } from '../evidence/kubernetes/client.js';
 import { emptyKubeEvidence, type KubeEvidence } from '../evidence/kubernetes/gather.js';
 import type { WorkloadRef } from '../evidence/kubernetes/target.js';
@@ -19,6 +20,7 @@ import type { MetricSummary, MetricsEvidence } from '../evidence/prometheus/type
 import { ServiceCatalog, type ServiceEntry } from '../knowledge/catalog.js';
 import type { Redactor } from '../redact/index.js';
 import { buildTopology, nodeId, refOfId, type Topology } from '../topology/graph.js';
+import type { ComponentRef } from '../evidence/types.js';
 import { addServiceGraphEdges } from '../topology/service-graph.js';
 import { emptySnapshot, readClusterSnapshot, type ClusterSnapshot } from '../topology/snapshot.js';
 import { suspicionOf } from '../topology/suspicion.js';
@@ -76,6 +78,8 @@ export interface EvidenceSources {
 const TIMELINE_LOOKBACK_MS = 7 * 24 * 3600_000;
 const TIMELINE_AFTER_MS = 5 * 60_000;
 const TIMELINE_KEEP = 40;
+/** Recently pushed repositories read besides the candidates' own. */
+const PUSHED_REPOS_KEEP = 4;
 const APP_KINDS = new Set(['Deployment', 'StatefulSet', 'DaemonSet']);
 
 const describe = (what: string, err: unknown) => `${what}: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`;
@@ -130,7 +134,12 @@ export async function investigateDeterministically(alert: Alert, onset: Date, so
   const reads = new NamespaceReads(reader);
   const candidates = walk.candidates.filter((c) => APP_KINDS.has(c.ref.kind));
   const gather = async (cs: Reached[]) => {
-    const kubes = await Promise.all(cs.map((c) => workloadEvidence(reader, snapshot, c.ref as WorkloadRef, onset, { redactor: sources.redactor, reads, now })));
+    const kubes = await Promise.all(
+      cs.map((c) => {
+        const since = dependencyChangedAt(topology, c.ref, onset);
+        return workloadEvidence(reader, snapshot, c.ref as WorkloadRef, onset, { redactor: sources.redactor, reads, now, ...(since ? { logsSince: since } : {}) });
+      }),
+    );
     const [metrics, logs] = await Promise.all([
       Promise.all(cs.map((_, i) => candidateMetrics(sources, kubes[i]!, onset, now, gaps))),
       Promise.all(
@@ -162,12 +171,18 @@ export async function investigateDeterministically(alert: Alert, onset: Date, so
   gaps.push(...reads.gaps, ...kubes.flatMap((k) => k.gaps));
   const stored = await storedPromise;
   const repos = candidateRepos(sources.catalog, snapshot, candidates);
+  // Repositories no candidate names but that moved in the window (GitOps, platform, chart repos): a
+  // route, policy or values change lands there and reaches the cluster through a sync.
+  const pushed = sources.github
+    ? await sources.github.recentlyPushedRepos(window.since, PUSHED_REPOS_KEEP).catch((err: unknown) => (gaps.push(describeGitHubFailure('GitHub repositories the token can read', err)), [] as string[]))
+    : [];
   const github = sources.github
-    ? await Promise.all(
-        [...repos.entries()].map(([repo, { service, environment }]) =>
+    ? await Promise.all([
+        ...[...repos.entries()].map(([repo, { service, environment }]) =>
           githubChanges(sources.github!, repo, window, { service, ...(environment ? { environment } : {}) }).catch(() => undefined),
         ),
-      )
+        ...pushed.filter((repo) => !repos.has(repo)).map((repo) => githubChanges(sources.github!, repo, window, { kinds: ['pr_merged', 'commit'] }).catch(() => undefined)),
+      ])
     : [];
   for (const g of github) if (g) gaps.push(...g.gaps);
   const githubEvents = github.flatMap((g) => g?.changes ?? []);
@@ -348,6 +363,34 @@ function candidateRepos(catalog: ServiceCatalog | undefined, snapshot: ClusterSn
     if (repo && !out.has(repo)) out.set(repo, { service: c.ref.name });
   }
   return new Map([...out].slice(0, 8));
+}
+
+/** How far back a dependency's change widens a candidate's log window. */
+const LOG_WIDEN_MS = 3 * 3600_000;
+
+/**
+ * When an object the workload reads, consumes or is configured by was last written (managedFields), if
+ * that is within a few hours before the onset: its effect may have shown in the workload's logs long
+ * before the alert (a retention cut that reset a consumer 40 minutes before the reconciliation noticed).
+ */
+function dependencyChangedAt(t: Topology, ref: ComponentRef, onset: Date): Date | undefined {
+  const s = t.snapshot;
+  const metaOf = (id: string) => {
+    const r = refOfId(id);
+    if (r.kind === 'ConfigMap') return s.configMaps.find((c) => c.metadata.namespace === r.namespace && c.metadata.name === r.name)?.metadata;
+    if (r.kind === 'NetworkPolicy') return s.networkPolicies.find((c) => c.metadata?.namespace === r.namespace && c.metadata?.name === r.name)?.metadata;
+    return (s.custom[r.kind] ?? []).find((c) => c.metadata.namespace === r.namespace && c.metadata.name === r.name)?.metadata;
+  };
+  let latest: number | undefined;
+  for (const e of t.outgoing(nodeId(ref))) {
+    if (e.kind !== 'reads' && e.kind !== 'consumes' && e.kind !== 'isolated-by' && e.kind !== 'configured-by') continue;
+    for (const m of metaOf(e.to)?.managedFields ?? []) {
+      const at = m.time ? new Date(m.time).getTime() : NaN;
+      if (!Number.isFinite(at) || m.subresource || at > onset.getTime() || onset.getTime() - at > LOG_WIDEN_MS) continue;
+      latest = Math.max(latest ?? 0, at);
+    }
+  }
+  return latest !== undefined ? new Date(latest - 2 * 60_000) : undefined;
 }
 
 function dedupeChanges(changes: ChangeEvent[]): ChangeEvent[] {

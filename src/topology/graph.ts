@@ -17,11 +17,11 @@
 import type { V1Container, V1LabelSelector, V1Pod, V1PodTemplateSpec } from '@kubernetes/client-node';
 import type { ComponentRef } from '../evidence/types.js';
 import { serviceOfHost, settingHostRefs, hostRefs, type HostRef } from './references.js';
-import type { ClusterSnapshot, CustomObject } from './snapshot.js';
+import { mentionsName, type ClusterSnapshot, type CustomObject } from './snapshot.js';
 import { configMapFlags } from '../evidence/kubernetes/related.js';
 
 export type EdgeKind =
-  | 'routes' // Ingress/VirtualService → Service
+  | 'routes' // Ingress/VirtualService/HTTPRoute → Service
   | 'selects' // Service → workload
   | 'calls' // workload → Service / external host
   | 'reads' // workload → ConfigMap / Secret
@@ -192,6 +192,10 @@ export function buildTopology(snapshot: ClusterSnapshot, opts: { catalogDeps?: {
   }
 
   const cmHosts = new Map(snapshot.configMaps.map((c) => [`${c.metadata.namespace}/${c.metadata.name}`, c.hosts]));
+  const cmTopics = new Map(snapshot.configMaps.filter((c) => c.topics?.length).map((c) => [`${c.metadata.namespace}/${c.metadata.name}`, c.topics!]));
+  const kafkaTopics = new Map<string, ComponentRef>(
+    (snapshot.custom['KafkaTopic'] ?? []).map((k) => [String(k.spec?.['topicName'] ?? k.metadata.name ?? ''), { kind: 'KafkaTopic', namespace: k.metadata.namespace, name: k.metadata.name ?? '?' }]),
+  );
   for (const w of workloads) {
     const ns = w.metadata?.namespace ?? '';
     const ref: ComponentRef = { kind: w.kind, namespace: ns, name: w.metadata?.name ?? '?' };
@@ -248,6 +252,14 @@ export function buildTopology(snapshot: ClusterSnapshot, opts: { catalogDeps?: {
       for (const h of cmHosts.get(`${cm.namespace}/${cm.name}`) ?? []) hosts.push({ ref: { host: h.split(':')[0]!, ...(h.includes(':') ? { port: Number(h.split(':')[1]) } : {}) }, via: `configmap ${cm.name}` });
     }
     for (const h of hosts) linkHost(t, ref, ns, h.ref, h.via);
+
+    // The Kafka topics it consumes or produces: a topic name in its env values, args or ConfigMaps.
+    const values = containersOf(template).flatMap((c) => [...(c.env ?? []).map((e) => e.value ?? ''), ...(c.command ?? []), ...(c.args ?? [])]);
+    for (const [topic, obj] of kafkaTopics) {
+      const cm = t.outgoing(nodeId(ref)).find((e) => e.kind === 'reads' && e.to.startsWith('ConfigMap/') && (cmTopics.get(e.to.slice('ConfigMap/'.length)) ?? []).includes(topic));
+      const via = values.some((v) => mentionsName(v, topic)) ? `topic ${topic} in its env/args` : cm ? `topic ${topic} in configmap ${refOfId(cm.to).name}` : undefined;
+      if (via) t.link(ref, obj, 'consumes', via);
+    }
   }
 
   // ---- Ingress → Service, TLS
@@ -266,6 +278,13 @@ export function buildTopology(snapshot: ClusterSnapshot, opts: { catalogDeps?: {
     for (const tls of ing.spec?.tls ?? []) if (tls.secretName) t.link(ref, { kind: 'Secret', namespace: ns, name: tls.secretName }, 'serves-tls', `tls ${(tls.hosts ?? []).join(',')}`);
     const cls = ing.spec?.ingressClassName ?? ing.metadata?.annotations?.['kubernetes.io/ingress.class'];
     for (const c of ingressControllers(snapshot, cls)) t.link(ref, c, 'served-by', `ingress class ${cls ?? '(default)'}`);
+  }
+  // ---- Gateway API routes → Services (backendRefs of every rule)
+  for (const route of gatewayRoutes(snapshot)) {
+    const ns = route.metadata.namespace ?? '';
+    const ref: ComponentRef = { kind: route.kind, namespace: ns, name: route.metadata.name ?? '?' };
+    t.add(ref);
+    for (const b of routeBackends(route)) t.link(ref, serviceRef(b.namespace, b.name), 'routes', `rule ${b.rule}${b.path ? ` ${b.path}` : ''}`);
   }
   for (const c of snapshot.custom['Certificate'] ?? []) {
     const ns = c.metadata.namespace;
@@ -396,6 +415,11 @@ function linkHost(t: Topology, from: ComponentRef, ns: string, h: HostRef, via: 
       t.link(from, { kind: 'Ingress', namespace: ingress.metadata?.namespace, name: ingress.metadata?.name ?? '?' }, 'calls', `${via} (served by Ingress ${ingress.metadata?.name})`);
       return;
     }
+    const routes = gatewayRoutes(t.snapshot).filter((r) => routeHostnames(r).some((x) => ingressHostMatches(x, h.host)));
+    if (routes.length) {
+      for (const r of routes) t.link(from, { kind: r.kind, namespace: r.metadata.namespace, name: r.metadata.name ?? '?' }, 'calls', `${via} (served by ${r.kind} ${r.metadata.name})`);
+      return;
+    }
     if (svc && t.snapshot.namespaces.some((n) => n.metadata?.name === svc.namespace)) {
       t.link(from, { kind: 'Service', namespace: svc.namespace, name: svc.name }, 'calls', `${via} (no such Service)`);
       return;
@@ -405,6 +429,43 @@ function linkHost(t: Topology, from: ComponentRef, ns: string, h: HostRef, via: 
   }
   // A bare name under an address setting that matches no Service here: a missing Service of this namespace.
   if (!h.host.includes('.') && /(^|_)(HOST|ADDR|ADDRESS|SERVICE|SVC|URL|ENDPOINT)/i.test(via)) t.link(from, { kind: 'Service', namespace: ns, name: h.host }, 'calls', `${via} (no such Service)`);
+}
+
+/** The Gateway API routes of the snapshot (HTTPRoute, GRPCRoute). */
+export function gatewayRoutes(snapshot: ClusterSnapshot): CustomObject[] {
+  return [...(snapshot.custom['HTTPRoute'] ?? []), ...(snapshot.custom['GRPCRoute'] ?? [])];
+}
+
+export function routeHostnames(route: CustomObject): string[] {
+  return ((route.spec?.['hostnames'] as string[] | undefined) ?? []).map((h) => h.toLowerCase());
+}
+
+/** One backendRef of a Gateway API route rule: a Service (the default kind) with its port. */
+export interface RouteBackend {
+  /** Index of the rule in `spec.rules` (Envoy Gateway's `httproute/<ns>/<name>/rule/<i>`). */
+  rule: number;
+  /** The rule's first path match (`/api/orders`), or the gRPC method's service. */
+  path?: string;
+  namespace: string;
+  name: string;
+  port?: number;
+}
+
+interface RouteRuleSpec {
+  matches?: { path?: { value?: string }; method?: { service?: string } }[];
+  backendRefs?: { group?: string; kind?: string; name?: string; namespace?: string; port?: number }[];
+}
+
+export function routeBackends(route: CustomObject): RouteBackend[] {
+  const ns = route.metadata.namespace ?? '';
+  const rules = (route.spec?.['rules'] as RouteRuleSpec[] | undefined) ?? [];
+  return rules.flatMap((r, i) => {
+    const m = r.matches?.[0];
+    const path = m?.path?.value ?? m?.method?.service;
+    return (r.backendRefs ?? [])
+      .filter((b) => b.name && (b.kind ?? 'Service') === 'Service' && !b.group)
+      .map((b) => ({ rule: i, ...(path ? { path } : {}), namespace: b.namespace ?? ns, name: b.name!, ...(b.port !== undefined ? { port: b.port } : {}) }));
+  });
 }
 
 function linkMeshObject(t: Topology, o: CustomObject): void {

@@ -46,6 +46,7 @@ import type { KubeReader } from '../evidence/kubernetes/client.js';
 import { KubeReadError } from '../evidence/kubernetes/client.js';
 import { hostReferences } from './references.js';
 import { isNetworkFailure, isTransientStatus, retryAfterMs, TransientSourceError } from '../evidence/transient.js';
+import { withSlices } from '../evidence/kubernetes/endpoint-slices.js';
 
 /** A custom resource as the API returns it (only the fields the analyzers read are typed). */
 export interface CustomObject {
@@ -62,6 +63,8 @@ export interface ConfigMapSummary {
   keys: string[];
   /** Host names (and host:port) found in its values: `payments-api.payments.svc:8080`, `api.stripe.com`. */
   hosts: string[];
+  /** Names of the cluster's Kafka topics its values mention (`payments.events`): who consumes or produces them. */
+  topics?: string[];
 }
 
 export interface ClusterSnapshot {
@@ -135,6 +138,12 @@ export const CUSTOM_RESOURCES: { group: string; plural: string; kind: string; na
   { group: 'argoproj.io', plural: 'applications', kind: 'Application', namespaced: true },
   { group: 'argoproj.io', plural: 'rollouts', kind: 'Rollout', namespaced: true },
   { group: 'external-secrets.io', plural: 'externalsecrets', kind: 'ExternalSecret', namespaced: true },
+  // Gateway API routes (Envoy Gateway, Istio, Cilium, GKE, NGINX Gateway Fabric). Keyed by kind, so the
+  // Gateway API's own `Gateway` is left out: it would share the key with Istio's.
+  { group: 'gateway.networking.k8s.io', plural: 'httproutes', kind: 'HTTPRoute', namespaced: true },
+  { group: 'gateway.networking.k8s.io', plural: 'grpcroutes', kind: 'GRPCRoute', namespaced: true },
+  // Strimzi topics: retention, partitions and cleanup policy live here, not in the consumers' config.
+  { group: 'kafka.strimzi.io', plural: 'kafkatopics', kind: 'KafkaTopic', namespaced: true },
 ];
 
 export const emptySnapshot = (gaps: string[] = []): ClusterSnapshot => ({
@@ -243,7 +252,8 @@ export async function readClusterSnapshot(reader: KubeReader, opts: { now?: Date
   if (unavailable) throw unavailable;
   const policy = reader.makeApiClient(k8s.PolicyV1Api);
   const registration = reader.makeApiClient(k8s.ApiregistrationV1Api);
-  const [roles, roleBindings, clusterRoles, clusterRoleBindings, pdbs, serviceAccounts, apiServices, controllerRevisions] = await Promise.all([
+  const discovery = reader.makeApiClient(k8s.DiscoveryV1Api);
+  const [roles, roleBindings, clusterRoles, clusterRoleBindings, pdbs, serviceAccounts, apiServices, controllerRevisions, slices] = await Promise.all([
     list('list roles', 2000, () => rbac.listRoleForAllNamespaces({ limit: 2000 })),
     list('list rolebindings', 2000, () => rbac.listRoleBindingForAllNamespaces({ limit: 2000 })),
     list('list clusterroles', 2000, () => rbac.listClusterRole({ limit: 2000 })),
@@ -252,10 +262,12 @@ export async function readClusterSnapshot(reader: KubeReader, opts: { now?: Date
     list('list serviceaccounts', 5000, () => core.listServiceAccountForAllNamespaces({ limit: 5000 })),
     list('list apiservices', 500, () => registration.listAPIService({ limit: 500 })),
     list('list controllerrevisions', 2000, () => apps.listControllerRevisionForAllNamespaces({ limit: 2000 })),
+    list('list endpointslices', 5000, () => discovery.listEndpointSliceForAllNamespaces({ limit: 5000 })),
   ]);
   Object.assign(s, { roles, roleBindings, clusterRoles, clusterRoleBindings, pdbs, serviceAccounts, apiServices, controllerRevisions });
-  Object.assign(s, { namespaces, nodes, deployments, statefulSets, daemonSets, replicaSets, pods, services, endpoints, ingresses, networkPolicies, hpas, pvcs, pvs, storageClasses, jobs, cronJobs });
-  s.configMaps = (configMaps as V1ConfigMap[]).map(summariseConfigMap);
+  Object.assign(s, { namespaces, nodes, deployments, statefulSets, daemonSets, replicaSets, pods, services, endpoints: withSlices(endpoints, slices), ingresses, networkPolicies, hpas, pvcs, pvs, storageClasses, jobs, cronJobs });
+  const topics = topicNames(custom);
+  s.configMaps = (configMaps as V1ConfigMap[]).map((cm) => summariseConfigMap(cm, topics));
   s.resourceQuotas = quotas;
   s.limitRanges = limitRanges;
   s.validatingWebhooks = vwh;
@@ -289,15 +301,28 @@ function safeParse(text: string): unknown {
 }
 
 /** ConfigMap values may hold anything (even secrets): keep key names and the hosts they name, drop the rest. */
-export function summariseConfigMap(cm: V1ConfigMap): ConfigMapSummary {
+export function summariseConfigMap(cm: V1ConfigMap, topics: readonly string[] = []): ConfigMapSummary {
   const { annotations, ...meta } = cm.metadata ?? {};
   const kept = Object.fromEntries(Object.entries(annotations ?? {}).filter(([k]) => k !== 'kubectl.kubernetes.io/last-applied-configuration'));
   const values = Object.values(cm.data ?? {});
+  const named = topics.filter((t) => values.some((v) => mentionsName(v, t)));
   return {
     metadata: { ...meta, ...(Object.keys(kept).length ? { annotations: kept } : {}) },
     keys: [...Object.keys(cm.data ?? {}), ...Object.keys(cm.binaryData ?? {})],
     hosts: [...new Set(values.flatMap((v) => hostReferences(v)))].slice(0, 100),
+    ...(named.length ? { topics: named.slice(0, 20) } : {}),
   };
+}
+
+/** The Kafka topic names of the cluster's KafkaTopic objects (`spec.topicName`, else the object's name). */
+export function topicNames(custom: Record<string, CustomObject[]>): string[] {
+  return [...new Set((custom['KafkaTopic'] ?? []).map((t) => String(t.spec?.['topicName'] ?? t.metadata.name ?? '')).filter((n) => n.length >= 3))];
+}
+
+/** `name` as a whole word of `text` (topic names hold dots and dashes, so word boundaries are spelled out). */
+export function mentionsName(text: string, name: string): boolean {
+  const escaped = name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return new RegExp(`(^|[^A-Za-z0-9_.-])${escaped}($|[^A-Za-z0-9_-])`).test(text);
 }
 
 async function readCustomResources(
@@ -336,3 +361,4 @@ function bodyMessage(err: k8s.ApiException<unknown>): string {
     return String(err.body).slice(0, 120);
   }
 }
+

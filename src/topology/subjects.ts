@@ -12,7 +12,7 @@ import type { Alert } from '../alerts/types.js';
 import { extractTargetHints } from '../alerts/parse/targets.js';
 import type { ComponentRef } from '../evidence/types.js';
 import { hostRefs } from './references.js';
-import { nodeId, WORKLOAD_KINDS, type Topology } from './graph.js';
+import { gatewayRoutes, nodeId, routeHostnames, WORKLOAD_KINDS, type Topology } from './graph.js';
 
 export interface Subject {
   ref: ComponentRef;
@@ -299,6 +299,8 @@ export function byHost(t: Topology, host: string, ns: string | undefined): { kin
   const h = host.toLowerCase();
   const ingresses = t.snapshot.ingresses.filter((i) => (i.spec?.rules ?? []).some((r) => r.host && hostMatches(r.host, h)) || (i.spec?.tls ?? []).some((x) => (x.hosts ?? []).some((th) => hostMatches(th, h))));
   if (ingresses.length) return ingresses.map((i) => ({ kind: 'Ingress', namespace: i.metadata?.namespace, name: i.metadata?.name ?? '?' }));
+  const routes = gatewayRoutes(t.snapshot).filter((r) => routeHostnames(r).some((x) => hostMatches(x, h)));
+  if (routes.length) return routes.map((r) => ({ kind: r.kind, namespace: r.metadata.namespace, name: r.metadata.name ?? '?' }));
   const gateways = (t.snapshot.custom['VirtualService'] ?? []).filter((v) => ((v.spec?.['hosts'] as string[] | undefined) ?? []).some((x) => hostMatches(x, h)));
   if (gateways.length) return gateways.map((v) => ({ kind: 'VirtualService', namespace: v.metadata.namespace, name: v.metadata.name ?? '?' }));
   const parts = h.replace(/\.cluster\.local$/, '').split('.');

@@ -71,6 +71,7 @@ export function walkFrom(subjects: Subject[], t: Topology, opts: WalkOptions = {
       starts.push(r);
       visit(r);
     }
+    for (const e of checkedBy(s.ref, t)) visit({ id: e.to, ref: refOfId(e.to), path: [{ ref: s.ref }, { ref: refOfId(e.to), via: e }], hops: 1 });
   }
   while (queue.length) {
     const cur = queue.shift()!;
@@ -124,6 +125,24 @@ function expansion(ref: ComponentRef, t: Topology): { id: string; edge: Edge }[]
   }
 }
 
+/**
+ * A check job that ran fine (a reconciliation, a data-quality or synthetic check pushing its result to a
+ * Pushgateway) alerts on what it measured, not on itself: the workloads of its system are where to look —
+ * those of its namespace that share its name's first word (`ledger-reconcile` → `ledger-writer`), else,
+ * in a small namespace, all of them.
+ */
+function checkedBy(ref: ComponentRef, t: Topology): Edge[] {
+  if ((ref.kind !== 'CronJob' && ref.kind !== 'Job') || !ref.namespace) return [];
+  const ownJobs = t.snapshot.jobs.filter((j) => j.metadata?.namespace === ref.namespace && (j.metadata?.name === ref.name || (j.metadata?.ownerReferences ?? []).some((o) => o.kind === 'CronJob' && o.name === ref.name)));
+  const latest = ownJobs.sort((a, b) => String(b.metadata?.creationTimestamp ?? '').localeCompare(String(a.metadata?.creationTimestamp ?? '')))[0];
+  if (!latest?.status?.succeeded) return [];
+  const word = ref.name.split('-')[0]!;
+  const siblings = [...t.nodes.values()].filter((n) => n.ref.namespace === ref.namespace && (n.ref.kind === 'Deployment' || n.ref.kind === 'StatefulSet'));
+  const named = siblings.filter((n) => n.ref.name.split('-')[0] === word);
+  const picked = named.length ? named : siblings.length <= 5 ? siblings : [];
+  return picked.map((n) => ({ from: nodeId(ref), to: nodeId(n.ref), kind: 'calls' as const, via: `checked by ${ref.kind.toLowerCase()}/${ref.name} (it ran fine: the alert is about what it measures)` }));
+}
+
 function isDnsPath(r: Reached): boolean {
   return r.path.some((p) => p.via?.kind === 'resolves-via');
 }
@@ -153,7 +172,7 @@ export function affectedBy(origin: ComponentRef, t: Topology, opts: { limit?: nu
     }
   }
   seen.delete(start);
-  const kinds = new Set([...WORKLOAD_KINDS, 'Service', 'Ingress', 'Job', 'VirtualService']);
+  const kinds = new Set([...WORKLOAD_KINDS, 'Service', 'Ingress', 'Job', 'VirtualService', 'HTTPRoute', 'GRPCRoute']);
   const out = [...seen.entries()]
     .filter(([id]) => kinds.has(id.split('/')[0]!))
     .filter(([id]) => !opts.within || opts.within.has(id) || seen.get(id)! <= 2)

@@ -512,7 +512,7 @@ export function familyOf(id: string): FaultFamily | undefined {
  */
 export const FAMILY_CLAIMS: Readonly<Record<string, { analyzers: readonly string[] } | { model: string }>> = {
   'scaled-to-zero': { analyzers: ['scaled-to-zero'] },
-  'deploy-regression': { analyzers: ['deploy-regression', 'helm-release'] },
+  'deploy-regression': { analyzers: ['deploy-regression', 'helm-release', 'shutdown-regression'] },
   'crash-loop': { analyzers: ['crash-loop'] },
   'image-pull': { analyzers: ['image-pull'] },
   'oom-killed': { analyzers: ['oom-killed'] },
@@ -536,7 +536,7 @@ export const FAMILY_CLAIMS: Readonly<Record<string, { analyzers: readonly string
   'dns-failure': { analyzers: ['dns-failure'] },
   'tls-certificate': { analyzers: ['tls-certificate'] },
   'mesh-misconfig': { analyzers: ['mesh-misconfig'] },
-  'config-change': { analyzers: ['config-change'] },
+  'config-change': { analyzers: ['config-change', 'topic-config'] },
   'flag-flip': { analyzers: ['flag-flip'] },
   'rbac-denied': { analyzers: ['rbac-denied', 'cloud-identity'] },
   'chaos-experiment': { analyzers: ['chaos-experiment'] },

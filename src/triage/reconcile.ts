@@ -123,6 +123,14 @@ export function reconcileFindings(findings: Finding[], ctx: ReconcileContext): F
     if (origins.includes(p)) f = { ...f, affected: mergeAffected(f, p, t, ctx) };
     out.push(f);
   }
+  // A change claim refuted on a component where another analyzer of its family shows the change's
+  // delayed effect ("the deploy is 3 h old" against "that deploy dropped preStop, every scale-down since
+  // fails"): the supported one stands, the refutation would contradict it.
+  const supportedOn = new Set(out.filter((f) => f.status === 'supported' && f.component).map((f) => `${f.family}|${nodeId(f.component!)}`));
+  for (let i = out.length - 1; i >= 0; i--) {
+    const f = out[i]!;
+    if (f.status === 'ruled_out' && CHANGE_BLAMING.has(f.analyzer) && f.component && supportedOn.has(`${f.family}|${nodeId(f.component)}`)) out.splice(i, 1);
+  }
   // Changes near the onset that look like causes and are not: raised, and ruled out with why.
   const originFindings = out.filter((f) => f.role === 'origin' && f.status === 'supported');
   for (const cleared of clearChanges(ctx.changes ?? [], originFindings, out, ctx)) {

@@ -20,6 +20,11 @@ describe('parseAnnouncement', () => {
     expect(c!.citation).toMatchObject({ source: 'slack', ref: 'C0DEPLOYS/1795960000.000100' });
   });
 
+  it('keeps the PR and the resources an argocd-notifications sync message names', () => {
+    const c = parseAnnouncement(msg('Application shop-routes sync succeeded to revision c41d7e9 (orders: align route ports with container ports (#611)) - httproute.gateway.networking.k8s.io/api configured', 'Argo CD'));
+    expect(c).toMatchObject({ kind: 'deploy', target: { name: 'shop-routes' }, after: 'c41d7e9', summary: 'Argo CD synced shop-routes to c41d7e9 (PR #611): httproute.gateway.networking.k8s.io/api configured' });
+  });
+
   it.each(['lunch is here', 'who broke the build?', 'deploy freeze starts friday'])('ignores chatter: %s', (text) => {
     expect(parseAnnouncement(msg(text))).toBeUndefined();
   });

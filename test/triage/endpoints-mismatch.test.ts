@@ -98,6 +98,14 @@ describe('endpoints-mismatch analyzer', () => {
     expect(endpointsMismatch.analyze(input({ services: [{ service: svc, endpoints }], namespaceServices: [{ service: svc, endpoints }] }))).toEqual([]);
   });
 
+  it('ignores a Service the alert names that selects another workload’s pods (the alert is on a caller)', () => {
+    const frontend: V1Service = { metadata: { name: 'checkout-frontend', namespace: 'shop' }, spec: { selector: { app: 'checkout-frontend' }, ports: [{ port: 80, targetPort: 3000 as never }] } };
+    const fePod: V1Pod = { metadata: { name: 'checkout-frontend-5d7c-hx7qp', namespace: 'shop', labels: { app: 'checkout-frontend' } }, spec: { containers: [{ name: 'web' }] }, status: { phase: 'Running' } };
+    const endpoints = { metadata: { name: 'checkout-frontend' }, subsets: [{ addresses: [{ ip: '10.60.0.63' }] }] };
+    const named = { ...input({ namespaceServices: [{ service: frontend, endpoints }], namespacePods: [storefrontPod, fePod] }), alert: { ...alert, labelValues: ['checkout-frontend'] } };
+    expect(endpointsMismatch.analyze(named)).toEqual([]);
+  });
+
   it('ignores Services of other workloads and selector-less Services', () => {
     const other: V1Service = { metadata: { name: 'payments', namespace: 'shop' }, spec: { selector: { app: 'payments' } } };
     const external: V1Service = { metadata: { name: 'checkout', namespace: 'shop' }, spec: { ports: [{ port: 5432 }] } };

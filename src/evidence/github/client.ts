@@ -105,6 +105,31 @@ export class GitHubReader {
     this.now = settings.now ?? (() => new Date());
   }
 
+  /**
+   * Repositories the token can read whose default branch moved since `since`, most recent first: the
+   * GitOps and platform repositories no workload names (route, policy and chart changes land there).
+   * A user token lists `GET /user/repos?sort=pushed` (one page, stops at the first older push); a GitHub
+   * App installation token, which `/user/repos` refuses, lists `GET /installation/repositories`.
+   */
+  async recentlyPushedRepos(since: Date, limit = 8): Promise<string[]> {
+    type Repo = { full_name: string; pushed_at?: string | null };
+    const fresh = (r: Repo) => !!r.pushed_at && new Date(r.pushed_at) >= since;
+    let repos: Repo[];
+    try {
+      const { data } = await this.octokit.request('GET /user/repos', { sort: 'pushed', direction: 'desc', per_page: 100 });
+      repos = data as Repo[];
+    } catch (err) {
+      if ((err as { status?: number }).status !== 403) throw toGitHubReadError('GET /user/repos', err);
+      try {
+        const { data } = await this.octokit.request('GET /installation/repositories', { per_page: 100 });
+        repos = (data.repositories as Repo[]).sort((a, b) => String(b.pushed_at ?? '').localeCompare(String(a.pushed_at ?? '')));
+      } catch (err2) {
+        throw toGitHubReadError('GET /installation/repositories', err2);
+      }
+    }
+    return repos.filter(fresh).slice(0, limit).map((r) => r.full_name);
+  }
+
   /** Commits reachable from `ref` (default branch when absent) committed inside the window, newest first. */
   async listCommits(repoName: string, window: TimeWindow, opts: { ref?: string } = {}): Promise<Listing<CommitInfo>> {
     const { owner, repo } = parseRepo(repoName);

@@ -15,6 +15,7 @@ import { mineTemplates } from '../logs/drain.js';
 import type { LogPattern } from '../logs/types.js';
 import { createRedactor, type Redactor } from '../../redact/index.js';
 import type { KubeReader } from './client.js';
+import { withSlices } from './endpoint-slices.js';
 
 /** Logs of a target container that restarted or is failing, mined into templates. */
 export interface ContainerLogs {
@@ -114,7 +115,8 @@ export async function readSurroundings(
   const net = reader.makeApiClient(k8s.NetworkingV1Api);
   const as = reader.makeApiClient(k8s.AutoscalingV2Api);
   const storage = reader.makeApiClient(k8s.StorageV1Api);
-  const [pods, services, endpoints, nodes, pvcs, classes, hpas, policies, ingresses, tlsSecrets] = await Promise.all([
+  const discovery = reader.makeApiClient(k8s.DiscoveryV1Api);
+  const [pods, services, endpoints, nodes, pvcs, classes, hpas, policies, ingresses, tlsSecrets, slices] = await Promise.all([
     attempt(() => reader.listPods(namespace)),
     attempt(() => reader.listServices(namespace)),
     // One list of the namespace's Endpoints, joined to Services by name (not a GET per Service).
@@ -126,6 +128,7 @@ export async function readSurroundings(
     attempt(() => net.listNamespacedNetworkPolicy({ namespace, limit: 200 })),
     attempt(() => net.listNamespacedIngress({ namespace, limit: 200 })),
     attempt(() => reader.core.listNamespacedSecret({ namespace, fieldSelector: 'type=kubernetes.io/tls', limit: 100 })),
+    attempt(() => discovery.listNamespacedEndpointSlice({ namespace, limit: 1000 })),
   ]);
   s.namespacePods = pods?.items ?? [];
   s.nodes = nodes?.items ?? [];
@@ -135,7 +138,7 @@ export async function readSurroundings(
   s.networkPolicies = policies?.items ?? [];
   s.ingresses = ingresses?.items ?? [];
 
-  const endpointsByName = new Map((endpoints?.items ?? []).map((e) => [e.metadata?.name ?? '', e]));
+  const endpointsByName = new Map(withSlices(endpoints?.items ?? [], slices?.items ?? []).map((e) => [e.metadata?.name ?? '', e]));
   s.namespaceServices = (services?.items ?? []).map((service) => ({ service, endpoints: endpointsByName.get(service.metadata?.name ?? '') }));
 
   for (const secret of tlsSecrets?.items ?? []) {

@@ -56,11 +56,19 @@ export interface WorkloadEvidenceOptions {
   now?: Date;
   /** Read the current logs of Running pods too (default true). */
   runningLogs?: boolean;
+  /**
+   * Start the log window here instead of a little before the onset: an object the workload depends on
+   * changed earlier (a topic's retention, a ConfigMap) and its effect may have shown long before anyone
+   * alerted. Bounded by the caller.
+   */
+  logsSince?: Date;
 }
 
 const MAX_FAILING_LOGS = 4;
 const MAX_RUNNING_PODS = 2;
 const TAIL_LINES = 400;
+/** With a window widened to an earlier change: enough lines to reach back to it through a chatty log. */
+const WIDE_TAIL_LINES = 2000;
 const LIMIT_BYTES = 512 * 1024;
 /** Running pods' logs from this long before the onset: the baseline the errors stand out from. */
 const LOG_LEAD_MS = 20 * 60_000;
@@ -192,7 +200,9 @@ async function readLogs(reader: KubeReader, ev: KubeEvidence, onset: Date, opts:
     }
   }
   const now = opts.now ?? new Date();
-  const sinceSeconds = Math.max(60, Math.ceil((now.getTime() - (onset.getTime() - LOG_LEAD_MS)) / 1000));
+  const from = Math.min(onset.getTime() - LOG_LEAD_MS, opts.logsSince?.getTime() ?? Infinity);
+  const sinceSeconds = Math.max(60, Math.ceil((now.getTime() - from) / 1000));
+  const wide = from < onset.getTime() - LOG_LEAD_MS;
   const redactor = opts.redactor ?? createRedactor();
   const out: ContainerLogs[] = [];
   await Promise.all(
@@ -202,7 +212,7 @@ async function readLogs(reader: KubeReader, ev: KubeEvidence, onset: Date, opts:
         text = await reader.readPodLog(ns, c.pod, {
           container: c.container,
           previous: c.previous,
-          tailLines: TAIL_LINES,
+          tailLines: wide && !c.previous ? WIDE_TAIL_LINES : TAIL_LINES,
           timestamps: true,
           limitBytes: LIMIT_BYTES,
           ...(c.previous ? {} : { sinceSeconds }),

@@ -93,6 +93,8 @@ export const endpointsMismatch: Analyzer = {
     const out: Finding[] = [];
 
     for (const { service, endpoints } of candidateServices(kube, alertNames)) {
+      // A Service the alert names that selects another workload's pods is that workload's, not this one's.
+      if (selectsOthers(kube, service)) continue;
       if (hasReadyAddresses(endpoints)) {
         const closed = closedPort(kube, service, ready, onset);
         if (closed) out.push(closed);
@@ -106,6 +108,14 @@ export const endpointsMismatch: Analyzer = {
     return out;
   },
 };
+
+/** The Service's selector matches pods of the namespace that are not the target's. */
+function selectsOthers(kube: KubeEvidence, service: V1Service): boolean {
+  const selector = service.spec?.selector;
+  if (!selector || !Object.keys(selector).length) return false;
+  const mine = new Set(kube.pods.map((p) => p.metadata?.uid ?? p.metadata?.name));
+  return kube.namespacePods.some((p) => !mine.has(p.metadata?.uid ?? p.metadata?.name) && Object.entries(selector).every(([k, v]) => p.metadata?.labels?.[k] === v));
+}
 
 function endpointsEvidence(ns: string, name: string): Evidence {
   return { kind: 'endpoints', summary: `Endpoints ${name}: no ready addresses`, citation: objectCitation('Endpoints', ns, name, 'subsets') };

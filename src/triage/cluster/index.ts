@@ -21,6 +21,7 @@ import { credentialsRejected } from './credentials-rejected.js';
 import { dnsFailure } from './dns-failure.js';
 import { externalDependency } from './external-dependency.js';
 import { ingressMisroute } from './ingress-misroute.js';
+import { topicConfig } from './topic-config.js';
 import { meshMisconfig } from './mesh-misconfig.js';
 import { jobFailed } from './job-failed.js';
 import { missingObject } from './missing-object.js';
@@ -29,7 +30,7 @@ import { orphanService } from './orphan-service.js';
 import { untrustedCa } from './untrusted-ca.js';
 import { cronjobPileup } from './cronjob-pileup.js';
 
-export const clusterAnalyzers: ClusterAnalyzer[] = [podCreationBlocked, jobFailed, cronjobPileup, missingObject, dnsFailure, credentialsRejected, externalDependency, ingressMisroute, meshMisconfig, orphanService, untrustedCa, nodeHealth, clockSkew, diskFull, queueBacklog, chaosExperiment, rbacDenied, cloudIdentity, preemption, stalePrimary, volumeAttach, daemonsetSqueeze, backgroundNoiseCluster];
+export const clusterAnalyzers: ClusterAnalyzer[] = [podCreationBlocked, jobFailed, cronjobPileup, missingObject, dnsFailure, credentialsRejected, externalDependency, ingressMisroute, topicConfig, meshMisconfig, orphanService, untrustedCa, nodeHealth, clockSkew, diskFull, queueBacklog, chaosExperiment, rbacDenied, cloudIdentity, preemption, stalePrimary, volumeAttach, daemonsetSqueeze, backgroundNoiseCluster];
 
 export function runClusterTriage(input: ClusterTriageInput, registry: ClusterAnalyzer[] = clusterAnalyzers): { findings: Finding[]; errors: string[] } {
   const findings: Finding[] = [];

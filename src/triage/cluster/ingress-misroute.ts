@@ -21,7 +21,10 @@ import type { ClusterAnalyzer, ClusterTriageInput } from '../analyzer.js';
 import { objectCitation } from '../citations.js';
 import { clockTime, humanDuration } from '../time.js';
 import type { Finding } from '../types.js';
-import { changeEvidence, lastChangeBefore } from './common.js';
+import { changeEvidence, clip, lastChangeBefore } from './common.js';
+import { gitSourceOf, GITOPS_MANAGERS, revertPrProposal } from './git-source.js';
+import { gatewayRoutes, routeBackends, routeHostnames } from '../../topology/graph.js';
+import type { CustomObject } from '../../topology/snapshot.js';
 import { restoreObjectProposal } from '../../actions/objects/propose.js';
 
 const WINDOW_MS = 3 * 3600_000;
@@ -90,9 +93,95 @@ export const ingressMisroute: ClusterAnalyzer = {
         });
       }
     }
+    for (const route of gatewayRoutes(s)) out.push(...routeFindings(input, route));
     return out;
   },
 };
+
+/**
+ * A Gateway API route (HTTPRoute, GRPCRoute) changed shortly before the onset whose backendRef names a
+ * Service or port that does not exist, or a Service its path does not fit. The implementation refuses an
+ * unresolvable backendRef (`ResolvedRefs=False`, BackendNotFound) and, as the spec requires, answers the
+ * rule's requests with 500 itself: nothing reaches the backend, whose pods stay healthy and idle.
+ */
+function routeFindings(input: ClusterTriageInput, route: CustomObject): Finding[] {
+  const s = input.cluster.snapshot;
+  const ns = route.metadata.namespace ?? '';
+  const name = route.metadata.name ?? '?';
+  const ref: ComponentRef = { kind: route.kind, namespace: ns, name };
+  if (!input.cluster.walk.reached.has(nodeId(ref))) return [];
+  const change = lastChangeBefore(route.kind, route.metadata, input.onset);
+  const refused = unresolvedRefs(route);
+  const changedAt = change?.at ?? refused?.at;
+  if (!changedAt || input.onset.getTime() - changedAt.getTime() > WINDOW_MS) return [];
+  const host = routeHostnames(route)[0];
+  const out: Finding[] = [];
+  const seen = new Set<number>();
+  for (const b of routeBackends(route)) {
+    if (seen.has(b.rule)) continue;
+    const svc = s.services.find((x) => x.metadata?.namespace === b.namespace && x.metadata?.name === b.name);
+    const ports = svc?.spec?.ports ?? [];
+    const portMissing = !!svc && b.port !== undefined && !ports.some((p) => p.port === b.port);
+    // A route port that is a targetPort of the Service: the container port was written for the Service port.
+    const meant = portMissing ? ports.find((p) => String(p.targetPort ?? '') === String(b.port)) : undefined;
+    const words = (b.path ?? '').split(/[/_.-]+/).filter((w) => w.length >= 2 && !/^v\d+$|^api$/.test(w));
+    const fits = (n: string) => words.some((w) => n.split('-').includes(w.toLowerCase()));
+    const expectedSvc = svc && !portMissing && words.length && !fits(b.name) ? s.services.find((x) => x.metadata?.namespace === b.namespace && x.metadata?.name !== b.name && fits(x.metadata?.name ?? '')) : undefined;
+    if (svc && !portMissing && !expectedSvc) continue;
+    seen.add(b.rule);
+    const backend = `${b.name}${b.port !== undefined ? `:${b.port}` : ''}`;
+    const expected = meant ? `${b.name}:${meant.port}` : expectedSvc ? expectedPort(input, b.namespace, expectedSvc.metadata?.name ?? '') : undefined;
+    const why = !svc ? `there is no Service ${b.namespace}/${b.name}` : portMissing ? `Service ${b.name} has no port ${b.port} (ports ${ports.map((p) => p.port).join(', ')})${meant ? `; ${b.port} is the container port behind its port ${meant.port}` : ''}` : `the path names ${expectedSvc!.metadata?.name}`;
+    const where = `${host ?? '*'}${b.path ?? ''}`;
+    const actor = change?.actor ?? 'an unknown writer';
+    const source = change && GITOPS_MANAGERS.test(change.actor) ? gitSourceOf(input.changes, ref, route.metadata, change.at) : undefined;
+    const supporting: Evidence[] = [
+      ...(change ? [changeEvidence(change, input.onset)] : []),
+      ...(source ? [{ kind: 'change' as const, summary: `${source.pr.summary} in ${source.repo}${source.sync ? `; ${source.sync.summary}` : ''}`, citation: source.pr.citation, observedAt: source.mergedAt }] : []),
+      { kind: 'object', summary: `${route.kind} ${ns}/${name} rule ${b.rule} sends ${where} to ${backend}: ${why}`, citation: objectCitation(route.kind, ns, name, `spec.rules[${b.rule}]`) },
+      ...(svc ? [{ kind: 'object' as const, summary: `Service ${b.namespace}/${b.name} ports: ${ports.map((p) => `${p.port}${p.name ? ` (${p.name}` : ' ('}→ ${p.targetPort ?? p.port})`).join(', ')}`, citation: objectCitation('Service', b.namespace, b.name, 'spec.ports') }] : []),
+      ...(refused ? [{ kind: 'object' as const, summary: `${route.kind} status: ResolvedRefs=False (${refused.reason}) since ${clockTime(refused.at)}: "${clip(refused.message, 200)}"`, citation: objectCitation(route.kind, ns, name, 'status.parents'), observedAt: refused.at }] : []),
+    ];
+    const callers = input.cluster.topology.incoming(nodeId(ref)).filter((e) => e.kind === 'calls').map((e) => refOfId(e.from));
+    out.push({
+      key: `ingress-misroute:${ns}/${route.kind}/${name}/rule-${b.rule}`,
+      analyzer: 'ingress-misroute',
+      family: 'ingress-misroute',
+      status: 'supported',
+      confidence: refused || !svc || portMissing ? 0.9 : 0.72,
+      title: `${route.kind} ${name} sends ${where} to ${backend}${portMissing ? `, a port Service ${b.name} does not have` : !svc ? ', a Service that does not exist' : ` instead of ${expected}`}, since ${actor}'s change ${humanDuration(input.onset.getTime() - changedAt.getTime())} before the alert`,
+      component: ref,
+      mechanism: `${change ? `${change.summary} at ${clockTime(change.at)}` : `${route.kind} ${name} changed at ${clockTime(changedAt)}`}${source ? ` (PR #${source.number}${source.title ? ` "${source.title}"` : ''} in ${source.repo})` : ''}; its rule for ${where} now points at ${backend}: ${why}. ${svc && !expectedSvc ? `The gateway cannot resolve the backend and answers those requests itself (500 under the Gateway API spec); ${b.name}'s pods stay healthy and get none of them.` : !svc ? 'The gateway has no backend for those requests and answers them itself (500).' : `Those requests reach ${b.name}, which answers them wrongly.`}`,
+      scope: `every request for ${where}${callers.length ? `; callers: ${callers.map((c) => c.name).join(', ')}` : ''}`,
+      affected: [ref, ...callers, ...(svc ? [{ kind: 'Service', namespace: b.namespace, name: b.name }, ...behind(input, b.namespace, b.name)] : []), ...(expectedSvc ? [{ kind: 'Service', namespace: b.namespace, name: expectedSvc.metadata?.name ?? '?' }] : [])],
+      facts: {
+        route: name,
+        ...(host ? { host } : {}),
+        ...(b.path ? { path: b.path } : {}),
+        backend,
+        ...(expected ? { expectedBackend: expected } : {}),
+        manager: actor,
+        changedAt: changedAt.toISOString(),
+        ...(source ? { pr: String(source.number), repo: source.repo } : {}),
+      },
+      supporting,
+      refuting: [],
+      ...(source ? { mitigation: revertPrProposal(source, ref, `changed ${route.kind} ${name}'s ${where} backend to ${backend}`) } : {}),
+    });
+  }
+  return out;
+}
+
+/** A parent's `ResolvedRefs=False` condition: the implementation refused a backendRef. */
+function unresolvedRefs(route: CustomObject): { reason: string; message: string; at: Date } | undefined {
+  const parents = ((route.status?.['parents'] as { conditions?: { type?: string; status?: string; reason?: string; message?: string; lastTransitionTime?: string }[] }[] | undefined) ?? []);
+  for (const p of parents) {
+    const c = (p.conditions ?? []).find((x) => x.type === 'ResolvedRefs' && x.status === 'False');
+    const at = c?.lastTransitionTime ? new Date(c.lastTransitionTime) : undefined;
+    if (c && at && !Number.isNaN(at.getTime())) return { reason: c.reason ?? 'unresolved', message: c.message ?? '', at };
+  }
+  return undefined;
+}
 
 interface Misroute {
   host?: string;

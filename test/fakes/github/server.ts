@@ -139,6 +139,24 @@ export async function startFakeGitHub(options: FakeGitHubOptions): Promise<FakeG
       if (caller.app) return fail(403, 'Resource not accessible by integration');
       return send(200, { login: caller.login ?? 'anonymous', id: 7001, type: 'User' });
     }
+    // The repositories the token can read, as GitHub lists them: a user token at /user/repos (sorted by
+    // `pushed`/`updated`/`created`/`full_name`), an App installation token at /installation/repositories.
+    if (req.method === 'GET' && (url.pathname === '/user/repos' || url.pathname === '/installation/repositories')) {
+      const installation = url.pathname === '/installation/repositories';
+      if (!installation && caller.app) return fail(403, 'Resource not accessible by integration');
+      if (installation && !caller.app) return fail(403, 'You must authenticate with an installation access token in order to access this endpoint.');
+      const base = { api: `http://${req.headers.host}`, web };
+      let items = Object.entries(options.repos).map(([full, data]) => {
+        const [owner, repo] = full.split('/') as [string, string];
+        return renderRepo({ ...base, owner, repo }, { default_branch: data.defaultBranch ?? 'main', pushed_at: pushedAt(data)?.toISOString() ?? null });
+      });
+      const sort = url.searchParams.get('sort') ?? 'full_name';
+      if (!installation && sort === 'pushed') items = items.sort((a, b) => String(b['pushed_at'] ?? '').localeCompare(String(a['pushed_at'] ?? '')));
+      else items = items.sort((a, b) => String(a['full_name']).localeCompare(String(b['full_name'])));
+      if (url.searchParams.get('direction') === 'asc' && sort === 'pushed') items.reverse();
+      const page = paginate(items, url);
+      return installation ? send(200, { total_count: items.length, repositories: page.items }, page.link ? { link: page.link } : {}) : send(200, page.items, page.link ? { link: page.link } : {});
+    }
     const issuePath = /^\/repos\/([^/]+)\/([^/]+)\/issues$/.exec(url.pathname);
     if (req.method === 'POST' && issuePath?.[1] && issuePath[2]) {
       const [owner, repo] = [decodeURIComponent(issuePath[1]), decodeURIComponent(issuePath[2])];
@@ -223,3 +241,8 @@ function checkAuth(req: IncomingMessage, o: FakeGitHubOptions): Caller {
   return known ? { kind: 'ok', login: known.login, write: known.write, ...(known.app ? { app: true } : {}) } : { kind: 'bad', write: false };
 }
 
+/** When the default branch last moved: the newest commit or merge (GitHub's `pushed_at`). */
+function pushedAt(data: FakeRepo): Date | undefined {
+  const times = [...(data.commits ?? []).map((c) => c.committedAt ?? c.authoredAt), ...(data.pulls ?? []).map((p) => p.mergedAt).filter((d): d is Date => d instanceof Date)];
+  return times.length ? new Date(Math.max(...times.map((d) => d.getTime()))) : undefined;
+}
