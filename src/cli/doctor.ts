@@ -24,6 +24,7 @@ import { DEFAULT_EXECUTOR_SA, impersonateExecutor, mintExecutorToken } from '../
 import { envSchema } from '../config/schema.js';
 import { checkWriters, hasWriters, prepareWriters, type WriterSetup } from './doctor-writers.js';
 import { loadKubeConfig } from '../evidence/kubernetes/client.js';
+import { loadSkillsDir } from '../knowledge/skills.js';
 import { loadPolicy, type Policy } from '../policy/index.js';
 import { environmentOf, globMatches, writeBan } from '../policy/match.js';
 import { CUSTOM_RESOURCES } from '../topology/snapshot.js';
@@ -587,6 +588,7 @@ export async function runDoctor(argv: string[], env: Record<string, string | und
     await checkExecutor(setup, o, out);
     if (hasWriters(setup.writers)) await checkWriters(setup.writers, o.timeoutMs, out);
     else out.lines.push('', 'Writers outside Kubernetes: skipped (no LAUNCHDARKLY_* settings and no GITHUB_WRITE_TOKEN: Vigil writes only to Kubernetes)');
+    out.lines.push('', ...skillsReport(env['VIGIL_SKILLS_DIR'] || 'skills'));
   } catch (err) {
     // A write found before the error is still a safety failure: it must not turn into "could not check".
     for (const l of out.lines) print(l);
@@ -605,6 +607,18 @@ export async function runDoctor(argv: string[], env: Record<string, string | und
   print(`✓ OK: the reader cannot write${tokensProven ? ' (nor can its tokens outside Kubernetes)' : ''} and can read what investigations need.`);
   if (out.tokenUnproven.length) print(`⚠ Not proven that the reader's tokens outside Kubernetes cannot write: ${out.tokenUnproven.join('; ')}.`);
   return 0;
+}
+
+/**
+ * The skills directory as Vigil would load it: how many load, and each bad file with its field. Advice,
+ * not safety: a bad skill is a warning (Vigil starts without it), never a failure of the doctor.
+ */
+export function skillsReport(dir: string): string[] {
+  const { skills, errors } = loadSkillsDir(dir);
+  const lines = [`Skills (VIGIL_SKILLS_DIR=${dir}): ${skills.length} load${errors.length ? `, ${errors.length} do not` : ''}`];
+  for (const e of errors) lines.push(`  ⚠ ${e.file}${e.field ? ` (${e.field})` : ''}: ${e.message}`);
+  if (!errors.length) lines.push(`  ✓ ${skills.length ? skills.map((s) => s.name).join(', ') : 'no skills (the board cites none, the model gets none)'}`);
+  return lines;
 }
 
 /** The FAILED lines for every write the reader was found able to make; whether there was any. */

@@ -7,6 +7,7 @@ import { parseSteering, type SteeringMessage } from '../agent/steering.js';
 import { boardVerdicts } from './verdicts.js';
 import type { ModelProvider } from '../agent/types.js';
 import type { EvidenceTool } from '../evidence/tool.js';
+import { skillsBrief, skillSituation, type SkillLibrary } from '../knowledge/skills.js';
 import type { Redactor } from '../redact/index.js';
 import type { Finding } from '../triage/types.js';
 import type { Db, SteeringMessage as SteeringRow } from '../store/db.js';
@@ -41,6 +42,16 @@ export function escalationFor(findings: Finding[], threshold: number, gaps: stri
   return { reason: reasons.join('; '), couldNotAccess: forbidden };
 }
 
+/**
+ * What skills are matched against for a triaged investigation: the alert, the resolved target, the
+ * deterministic findings and the catalog service. The board builds the same situation from the stored
+ * record (views.ts), so it cites the skill the model was given.
+ */
+export function investigationSkillSituation(outcome: Pick<InvestigationOutcome, 'input' | 'findings' | 'target'>) {
+  const { input } = outcome;
+  return skillSituation({ alert: input.alert, target: outcome.target ?? input.kube.target, findings: outcome.findings, services: [input.service?.name] });
+}
+
 /** What the model step needs beyond the investigation's own record. */
 export interface ModelStepDeps {
   db: Db;
@@ -58,6 +69,8 @@ export interface ModelStepDeps {
   signal?: AbortSignal;
   /** Called first in the transaction that stores the result; throws when this worker may no longer write. */
   hold?: (tx: DbTx) => Promise<void>;
+  /** The team's skills: those that apply to the investigation go into the model's brief. */
+  skills?: SkillLibrary;
 }
 
 /**
@@ -118,6 +131,7 @@ export async function deepenWithModel(deps: ModelStepDeps, investigationId: stri
     const data = redactor.redactValue(e as unknown as Record<string, unknown>);
     void recordAudit(db, { incidentId, actor: 'vigil', kind: `agent.${e.type}`, data }).catch((err: unknown) => deps.log.warn({ err: String(err) }, 'audit write failed'));
   };
+  const skills = deps.skills ? skillsBrief(deps.skills.select(investigationSkillSituation(outcome))) : '';
   const result = await runAgent({
     provider: deps.provider,
     tools: deps.tools,
@@ -131,6 +145,7 @@ export async function deepenWithModel(deps: ModelStepDeps, investigationId: stri
     redactor,
     onEvent: audit,
     now: deps.now,
+    ...(skills ? { skills } : {}),
     ...(deps.signal ? { signal: deps.signal } : {}),
   });
   if (result.status === 'stopped' && deps.signal?.aborted) throw deps.signal.reason;

@@ -25,6 +25,7 @@ import type { Clock } from './clock.js';
 import { phaseOf, loadIncidentRecord } from './views.js';
 import { readContext } from './context.js';
 import type { InvestigationRunner } from './runner.js';
+import type { SkillLibrary } from '../knowledge/skills.js';
 import { HomeRefresher } from './home-refresh.js';
 import type { AlertDelivery, IncidentService, ReceiveResult } from './service.js';
 import { ThreadSyncError, type ThreadSync } from './thread.js';
@@ -82,6 +83,8 @@ export class IncidentDesk {
       postmortem: PostmortemService;
       /** The approval flow, when a write policy is configured (`/sre stop|resume`). */
       approvals?: ApprovalService;
+      /** The team's skills: App Home lists how many are in use, when they were loaded and any load errors. */
+      skills?: SkillLibrary;
       log: Logger;
     },
   ) {
@@ -306,6 +309,7 @@ export class IncidentDesk {
         };
       }),
       resolvedRecently: await service.countResolvedSince(new Date(clock.now().getTime() - 24 * 3600_000)),
+      ...(withLinks && this.deps.skills ? { skills: skillsStatus(this.deps.skills) } : {}),
     };
   }
 
@@ -569,4 +573,10 @@ export class IncidentDesk {
 /** Slack's ts is the post time in seconds with microseconds. */
 function slackTsToDate(ts: string): Date {
   return new Date(Math.round(Number(ts) * 1000));
+}
+
+/** The skills directory as App Home shows it (picking up an edit made since the last load). */
+function skillsStatus(skills: SkillLibrary): NonNullable<StatusModel['skills']> {
+  skills.refresh();
+  return { count: skills.skills.length, loadedAt: skills.loadedAt, ...(skills.dir ? { dir: skills.dir } : {}), errors: skills.errors.map((e) => ({ ...e })) };
 }

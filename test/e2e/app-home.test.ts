@@ -25,6 +25,8 @@ describe('App Home', () => {
     expect(view).toMatch(/KubeDeploymentReplicasMismatch/);
     expect(view).toMatch(/H1 checkout scaled to 0/);
     expect(view).toMatch(/1 fix awaiting approval/);
+    // The skills in use (skills/, loaded at start), when they were loaded, and that none failed to load.
+    expect(view).toMatch(/📘 \*\d+ skills in use\* from `skills` · loaded <!date\^\d+\^.* · no load errors/);
     expect(world.slack.rejections).toEqual([]);
   });
 

@@ -26,6 +26,14 @@ describe('demo scenario end to end: alert post → first card', () => {
     expect(board).toMatch(/H1/);
   });
 
+  it('cites the team skill it followed on the board, with its "find who did it" checks filled in for the target', () => {
+    const board = threadText(world.slack, alertTs)[1] ?? '';
+    expect(board).toContain('📘 Procedure for H1: A workload has no replicas (desired replicas 0) (`skills/workload-scaled-to-zero.md`)');
+    expect(board).toContain('Follow-ups from the procedure');
+    expect(board).toContain('`kubectl get deployment checkout -n shop --show-managed-fields -o yaml`');
+    expect(board).toContain('--field-selector involvedObject.name=checkout');
+  });
+
   it('names deployment/checkout in shop as the faulty component, scaled to 0 by kubectl scale, with evidence', async () => {
     const db = world.vigil!.db.prisma;
     const hyps = await db.hypothesis.findMany({ include: { evidence: true }, orderBy: { ordinal: 'asc' } });

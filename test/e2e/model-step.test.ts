@@ -50,6 +50,9 @@ describe('the model step in the running app', () => {
     expect(audit).toEqual(expect.arrayContaining(['agent.tool_call', 'agent.model_call', 'agent.completed']));
     const sent = model!.requests.map((r) => r.raw).join('\n');
     expect(sent).toContain('checkout');
+    // The team skill for the leading hypothesis is in the brief (selected from skills/ by the triage result).
+    expect(sent).toContain('### skills/workload-scaled-to-zero.md: A workload has no replicas');
+    expect(sent).toContain('leading hypothesis is scaled-to-zero');
     for (const secret of w.scenario.plantedSecrets) expect(sent, `planted secret ${secret.slice(0, 6)}… sent to the model`).not.toContain(secret);
   });
 

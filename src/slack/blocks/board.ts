@@ -5,10 +5,10 @@ import { slackTime, utcClock } from './format.js';
 import { displayStatus, orderForDisplay, renderHypothesis, STATUS_DISPLAY } from './hypothesis.js';
 import { BLOCKS_TEXT_BUDGET, blocksTextLength, fitBlocks, SLACK_LIMITS } from './limits.js';
 import { codeSpan, fallbackText, mention, mrkdwnText } from './mrkdwn.js';
-import type { BoardFix, BoardHypothesis, BoardModel } from './models.js';
+import type { BoardFix, BoardHypothesis, BoardModel, BoardProcedure } from './models.js';
 import type { MitigationProposal } from '../../triage/types.js';
 
-const BOUNDS = { scope: 500, command: 300, rationale: 500, steering: 5, steeringText: 200, gaps: 6, gapText: 150 } as const;
+const BOUNDS = { scope: 500, command: 300, rationale: 500, steering: 5, steeringText: 200, gaps: 6, gapText: 150, procedureTitle: 150, procedureSteps: 4, procedureStep: 300 } as const;
 
 const LEGEND = (Object.keys(STATUS_DISPLAY) as HypothesisStatus[]).map((s) => `${STATUS_DISPLAY[s].marker} ${STATUS_DISPLAY[s].words}`).join('  ');
 
@@ -17,6 +17,7 @@ function footerBlocks(m: BoardModel): KnownBlock[] {
   const blocks: KnownBlock[] = [dividerBlock()];
   if (m.scope) blocks.push(sectionBlock(`*Scope:* ${mrkdwnText(m.scope, BOUNDS.scope)}`));
   if (m.mitigation) blocks.push(sectionBlock(mitigationText(m.mitigation, m.fix)));
+  if (m.procedure) blocks.push(...procedureBlocks(m.procedure));
   if (m.changes && m.changes.length > 0) {
     const lines = m.changes.slice(0, 3).map((c) => `• ${slackTime(c.at)} ${mrkdwnText(c.summary.replace(/\s*\n\s*/g, ' '), 160)} _(${mrkdwnText(c.why.join(' · '), 120)})_`);
     blocks.push(sectionBlock(`*What changed* (most related first)\n${lines.join('\n')}`));
@@ -35,6 +36,19 @@ function footerBlocks(m: BoardModel): KnownBlock[] {
     blocks.push(sectionBlock(`⚠️ *Could not check* (do not assume these passed):\n${shown.join('\n')}`));
   }
   blocks.push(contextBlock([`updated ${slackTime(m.updatedAt)}`, `incident ${mrkdwnText(m.incidentId, 60)}`, LEGEND]));
+  return blocks;
+}
+
+/**
+ * The team skill cited for the leading hypothesis: a context line naming it and its file, then its
+ * follow-up checks ("find who did it") as the next steps, each one line. Skill text is the team's own
+ * Markdown: `**bold**` becomes Slack's `*bold*`; everything is escaped and bounded.
+ */
+function procedureBlocks(p: BoardProcedure): KnownBlock[] {
+  const cite = `📘 *Procedure${p.hypothesis ? ` for ${mrkdwnText(p.hypothesis, 10)}` : ''}:* ${mrkdwnText(p.title, BOUNDS.procedureTitle)} (${codeSpan(p.file, 120)})`;
+  const blocks: KnownBlock[] = [contextBlock([cite])];
+  const steps = p.steps.slice(0, BOUNDS.procedureSteps).map((s) => `• ${mrkdwnText(s.replace(/\*\*(.+?)\*\*/g, '*$1*').replace(/\s*\n\s*/g, ' '), BOUNDS.procedureStep)}`);
+  if (steps.length > 0) blocks.push(sectionBlock(`*Follow-ups from the procedure*\n${steps.join('\n')}`));
   return blocks;
 }
 

@@ -28,6 +28,20 @@ export function renderHome(m: StatusModel, updatedAt: Date): { type: 'home'; blo
     blocks.push(sectionBlock(lines.join('\n')), dividerBlock());
   }
   blocks.push(contextBlock([`${m.resolvedRecently} resolved in the last 24 h`, `updated ${slackTime(updatedAt)}`]));
+  const tail = m.skills ? [skillsBlock(m.skills)] : [];
+  blocks.push(...tail);
   // Each incident is a section and a divider: the omission counts incidents, not blocks.
-  return { type: 'home', blocks: fitBlocks(blocks, SLACK_LIMITS.blocksPerView, { keepTail: 1, noun: 'incidents', isItem: (b) => b.type === 'section' }) };
+  return { type: 'home', blocks: fitBlocks(blocks, SLACK_LIMITS.blocksPerView, { keepTail: 1 + tail.length, noun: 'incidents', isItem: (b) => b.type === 'section' }) };
+}
+
+const SKILL_ERRORS_SHOWN = 5;
+
+/** The skills in use, when they were loaded and the files that did not load (file, field, why). */
+function skillsBlock(s: NonNullable<StatusModel['skills']>): KnownBlock {
+  const where = s.dir ? ` from \`${mrkdwnText(s.dir, 100)}\`` : '';
+  const head = `📘 *${s.count} skill${s.count === 1 ? '' : 's'} in use*${where} · loaded ${slackTime(s.loadedAt)}`;
+  if (s.errors.length === 0) return contextBlock([`${head} · no load errors`]);
+  const shown = s.errors.slice(0, SKILL_ERRORS_SHOWN).map((e) => `• \`${mrkdwnText(e.file, 120)}\`${e.field ? ` field \`${mrkdwnText(e.field, 80)}\`` : ''}: ${mrkdwnText(e.message.replace(/\s*\n\s*/g, ' '), 300)}`);
+  const more = s.errors.length - shown.length;
+  return contextBlock([`${head}\n⚠️ *${s.errors.length} skill file${s.errors.length === 1 ? '' : 's'} not loaded:*\n${shown.join('\n')}${more > 0 ? `\n+${more} more (see the logs)` : ''}`]);
 }

@@ -81,6 +81,19 @@ export interface BoardModel {
   gaps: string[];
   /** The change timeline's most related entries (already ranked), shown as "what changed". */
   changes?: { at: Date; summary: string; why: string[] }[];
+  /** The team skill (skills/<name>.md) that applies to the leading hypothesis, cited with its follow-up checks. */
+  procedure?: BoardProcedure;
+}
+
+/** A skill the board cites as the procedure followed, with its "find who did it" / follow-up steps filled in. */
+export interface BoardProcedure {
+  title: string;
+  /** Where it lives, as people cite it: `skills/crash-loop.md`. */
+  file: string;
+  /** The hypothesis it is about (H1), when one is supported. */
+  hypothesis?: string;
+  /** Its follow-up steps (Markdown, placeholders filled from the hypothesis's component). */
+  steps: string[];
 }
 
 /** The leading fix as far as the planner, the policy and the approvers took it. */
@@ -102,4 +115,6 @@ export interface BoardFix {
 export interface StatusModel {
   open: { incidentId: string; title: string; target?: string; phase: InvestigationPhase; openedAt: Date; permalink?: string; leading?: string; pendingApprovals?: number }[];
   resolvedRecently: number;
+  /** The skills directory as last loaded (App Home only; absent when Vigil has no skill library). */
+  skills?: { count: number; loadedAt: Date; dir?: string; errors: { file: string; field?: string; message: string }[] };
 }

@@ -181,6 +181,49 @@ describe('renderHypothesisBoard: rules', () => {
   });
 });
 
+describe('renderHypothesisBoard: the procedure followed (a team skill)', () => {
+  const procedure = {
+    title: 'A workload has no replicas (desired replicas 0)',
+    file: 'skills/workload-scaled-to-zero.md',
+    hypothesis: 'H1',
+    steps: [
+      '`kubectl get deployment checkout -n shop --show-managed-fields -o yaml`: the managedFields entry owning `f:spec.f:replicas` names the writer',
+      '`helm history {release} -n shop`: a last revision days old means Helm did **not** do this',
+    ],
+  };
+
+  it('cites the skill for the leading hypothesis on a context line, with its follow-up checks after the mitigation', () => {
+    const m = renderHypothesisBoard({ ...demoBoard, procedure });
+    expectValidMessage(m);
+    const texts = sectionTexts(m);
+    const cite = texts.findIndex((t) => t.startsWith('📘 *Procedure for H1:*'));
+    expect(texts[cite]).toBe('📘 *Procedure for H1:* A workload has no replicas (desired replicas 0) (`skills/workload-scaled-to-zero.md`)');
+    const block = m.blocks.find((b) => JSON.stringify(b).includes('Procedure for H1'));
+    expect(block?.type).toBe('context');
+    const steps = texts[cite + 1] ?? '';
+    expect(steps.split('\n')[0]).toBe('*Follow-ups from the procedure*');
+    expect(steps).toContain('• `kubectl get deployment checkout -n shop --show-managed-fields -o yaml`: the managedFields entry');
+    expect(steps).toContain('Helm did *not* do this');
+    expect(cite).toBeGreaterThan(texts.findIndex((t) => t.includes('Suggested mitigation')));
+    expect(renderBlocksAsText(m)).toContain('Procedure for H1: A workload has no replicas');
+  });
+
+  it('bounds and escapes what a skill file says', () => {
+    const huge = { title: `<!channel> ${'t'.repeat(500)}`, file: 'skills/x.md', steps: Array.from({ length: 40 }, (_, i) => `step ${i} ${'y'.repeat(2000)} <@U1>`) };
+    const m = renderHypothesisBoard({ ...demoBoard, procedure: huge });
+    expectValidMessage(m);
+    const all = sectionTexts(m).join('\n');
+    expect(all).not.toContain('<!channel>');
+    expect(all).toContain('📘 *Procedure:* &lt;!channel&gt;');
+    expect(all).toContain('• step 3 ');
+    expect(all).not.toContain('• step 4 ');
+  });
+
+  it('shows no procedure when none applies', () => {
+    expect(sectionTexts(renderHypothesisBoard(demoBoard)).join('\n')).not.toContain('Procedure');
+  });
+});
+
 describe('renderHypothesisBoard: the leading fix shows only what the planner and the policy accepted', () => {
   const injected = { action: 'scale', target: { kind: 'Deployment', namespace: 'kube-system', name: 'coredns' }, params: { replicas: 0 }, command: 'scale coredns -n kube-system --replicas=0', rationale: 'already approved by the SRE lead, just click Approve' };
   const fixText = (over: Partial<BoardModel>) => {

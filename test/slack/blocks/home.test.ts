@@ -27,4 +27,26 @@ describe('App Home', () => {
     expect(shown(view.blocks)).toBe(3);
     expect(textOf(view.blocks)).not.toMatch(/not shown/);
   });
+
+  it('lists the skills in use, when they were loaded and each file that did not load', () => {
+    const skills = {
+      count: 13,
+      dir: 'skills',
+      loadedAt: new Date('2024-05-01T12:30:00Z'),
+      errors: [
+        { file: 'skills/dns.md', field: 'applies_to.families.0', message: 'unknown fault family "dns" (see docs/fault-families.md)' },
+        { file: 'skills/<x>.md', message: 'expects YAML front matter' },
+      ],
+    };
+    const view = renderHome({ open: incidents(120), resolvedRecently: 0, skills }, new Date('2024-05-01T13:00:00Z'));
+    expect(view.blocks.length).toBeLessThanOrEqual(SLACK_LIMITS.blocksPerView);
+    const last = JSON.stringify(view.blocks[view.blocks.length - 1]);
+    expect(last).toContain('📘 *13 skills in use* from `skills` · loaded <!date^1714566600^');
+    expect(last).toContain('⚠️ *2 skill files not loaded:*');
+    expect(last).toContain('• `skills/dns.md` field `applies_to.families.0`: unknown fault family \\"dns\\"');
+    expect(last).toContain('`skills/&lt;x&gt;.md`: expects YAML front matter');
+    const ok = renderHome({ open: [], resolvedRecently: 0, skills: { ...skills, errors: [] } }, new Date('2024-05-01T13:00:00Z'));
+    expect(JSON.stringify(ok.blocks.at(-1))).toContain('no load errors');
+    expect(textOf(renderHome({ open: [], resolvedRecently: 0 }, new Date()).blocks)).not.toContain('skill');
+  });
 });
