@@ -17,12 +17,16 @@ import { renderBlocksAsText } from '../src/slack/blocks/text.js';
 import { runDoctor } from '../src/cli/doctor.js';
 import { ALERT_CHANNEL, startWorld } from '../test/support/world.js';
 import { loadStepsFile, playDeploymentController, playSteps, Recorder, StepsFileError, type Step } from './steps.js';
+import { DEMO_WEBHOOK_TOKEN, deliverWebhook, webhookBodyFor } from './webhook-alert.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const USAGE = `Usage: npm run demo [-- options]
 
   --scenario <dir>        the scenario to play (default: test/scenarios/demo-checkout-scaled-to-zero)
   --no-noise              without the scenario's background noise
+  --via slack|webhook     how the alert arrives: Alertmanager's Slack post (default), or Alertmanager's webhook
+                          (payload version 4) over HTTP to POST /webhooks/alertmanager; Vigil then posts the
+                          thread root itself, and the thread is the same
   --click approve|reject  click the pending approval card once the alert is investigated…
   --as <slack user id>    …as this user (default U0VIGILSRE, the on-call SRE; U0BOB is not on call)
   --steps <file.yaml>     then play a list of steps, one person doing one thing each, Vigil settling
@@ -51,6 +55,7 @@ function parse() {
     options: {
       scenario: { type: 'string', default: join(root, 'test', 'scenarios', 'demo-checkout-scaled-to-zero') },
       'no-noise': { type: 'boolean', default: false },
+      via: { type: 'string', default: 'slack' },
       click: { type: 'string' },
       postmortem: { type: 'boolean', default: false },
       as: { type: 'string', default: 'U0VIGILSRE' },
@@ -73,6 +78,7 @@ if (values.help) {
 }
 // Paths given on the command line are the caller's, not npm's (npm runs scripts from the package root).
 const here = (p: string) => resolve(process.env['INIT_CWD'] ?? process.cwd(), p);
+if (values.via !== 'slack' && values.via !== 'webhook') usageError(`--via expects slack or webhook, got "${values.via}"`);
 if (values.click && values.click !== 'approve' && values.click !== 'reject') usageError(`--click expects approve or reject, got "${values.click}"`);
 if (values.click && values.steps) usageError('--click and --steps do not go together: put the click in the steps file ({ as: U0VIGILSRE, click: approve })');
 if (values.doctor && (values.click || values.steps || values.json || values.postmortem)) usageError('--doctor checks the world\'s RBAC and plays nothing: it does not go with --click, --steps, --json or --postmortem');
@@ -127,6 +133,7 @@ async function main(): Promise<void> {
     noise: !values['no-noise'],
     policyFile: join(root, 'deploy', 'policy.example.yaml'),
     ...(modelProvider ? { modelProvider } : {}),
+    ...(values.via === 'webhook' ? { env: { VIGIL_ALERTMANAGER_WEBHOOK_TOKEN: DEMO_WEBHOOK_TOKEN } } : {}),
   });
   const { slack, scenario } = world;
   const recorder = new Recorder(world);
@@ -161,13 +168,27 @@ async function main(): Promise<void> {
   };
   const timer = setInterval(printNew, 25);
 
-  const { ts } = await world.postAlert();
-  const alertPost = slack.message(ALERT_CHANNEL, ts);
-  console.log(`${stamp()}  #alerts  ${scenario.alert.username ?? 'Alertmanager'} (bot) posts:`);
-  console.log(indent(renderBlocksAsText(alertPost ?? {}), '            '));
-  console.log('');
-
-  await world.settle();
+  let ts: string;
+  if (values.via === 'webhook') {
+    // No Slack post: Alertmanager's webhook for the same group, over HTTP; Vigil posts the thread root itself.
+    const body = webhookBodyFor(scenario);
+    const answer = await deliverWebhook(world.vigil!.port!, body);
+    console.log(`${stamp()}  Alertmanager POSTs its webhook (v4, group ${JSON.stringify((body['groupLabels'] as Record<string, string>)['alertname'])}, labels ${JSON.stringify(body['commonLabels'])})`);
+    console.log(`            to http://127.0.0.1:${world.vigil!.port}/webhooks/alertmanager → HTTP ${answer.status} ${JSON.stringify(answer.body)}`);
+    console.log('');
+    if (answer.status !== 202) throw new Error(`the webhook was refused: HTTP ${answer.status}`);
+    await world.settle();
+    const incident = await world.vigil!.db.prisma.incident.findFirstOrThrow({ orderBy: { openedAt: 'desc' } });
+    if (!incident.threadTs) throw new Error('Vigil did not post the incident thread');
+    ts = incident.threadTs;
+  } else {
+    ({ ts } = await world.postAlert());
+    const alertPost = slack.message(ALERT_CHANNEL, ts);
+    console.log(`${stamp()}  #alerts  ${scenario.alert.username ?? 'Alertmanager'} (bot) posts:`);
+    console.log(indent(renderBlocksAsText(alertPost ?? {}), '            '));
+    console.log('');
+    await world.settle();
+  }
   printNew();
 
   // What people do next, delivered as Slack delivers it; the legacy --click is a one-step list.
@@ -217,9 +238,15 @@ async function main(): Promise<void> {
 async function postmortem(world: Awaited<ReturnType<typeof startWorld>>, threadTs: string): Promise<void> {
   const att = (world.scenario.alert.attachments?.[0] ?? {}) as Record<string, string>;
   const title = String(att['title'] ?? '').replace(/\[FIRING:\d+\]/, '[RESOLVED]');
-  await world.slack.postAsBot(ALERT_CHANNEL, { username: world.scenario.alert.username ?? 'Alertmanager', attachments: [{ ...att, title, fallback: title, color: 'good' }] });
-  await world.settle();
-  console.log(`${stamp()}  #alerts  Alertmanager posts: ${title}`);
+  if (values.via === 'webhook') {
+    const answer = await deliverWebhook(world.vigil!.port!, webhookBodyFor(world.scenario, 'resolved'));
+    await world.settle();
+    console.log(`${stamp()}  Alertmanager POSTs its webhook: the group resolved → HTTP ${answer.status}`);
+  } else {
+    await world.slack.postAsBot(ALERT_CHANNEL, { username: world.scenario.alert.username ?? 'Alertmanager', attachments: [{ ...att, title, fallback: title, color: 'good' }] });
+    await world.settle();
+    console.log(`${stamp()}  #alerts  Alertmanager posts: ${title}`);
+  }
   const incident = await world.vigil!.db.prisma.incident.findFirstOrThrow({ orderBy: { openedAt: 'desc' } });
   console.log(`${stamp()}  U0VIGILSRE runs /sre postmortem ${incident.id}`);
   const before = world.slack.responses.length;

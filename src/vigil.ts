@@ -24,6 +24,9 @@ import { BodyTooLargeError, bodySummary, readBody, sendJson, type Route } from '
 import { VigilMetrics } from './http/metrics.js';
 import { Probes } from './http/probes.js';
 import { ALERTMANAGER_WEBHOOK_PATH, alertmanagerWebhookRoute } from './http/alertmanager-webhook.js';
+import { grafanaWebhookRoute, opsgenieWebhookRoute, pagerdutyWebhookRoute } from './http/alert-webhooks.js';
+import { IncidentPaging, pagersFrom } from './paging/index.js';
+import type { Alert } from './alerts/types.js';
 import { recordAudit } from './incidents/audit.js';
 import { systemClock, type Clock } from './incidents/clock.js';
 import { IncidentDesk } from './incidents/desk.js';
@@ -32,6 +35,7 @@ import { InvestigationRunner } from './incidents/runner.js';
 import { IncidentService } from './incidents/service.js';
 import { ThreadSync } from './incidents/thread.js';
 import { ServiceCatalog } from './knowledge/catalog.js';
+import { SkillLibrary, type SkillLibraryState } from './knowledge/skills.js';
 import { PostmortemService } from './postmortem/service.js';
 import { createTracing } from './audit/tracing.js';
 import type { SpanExporter } from '@opentelemetry/sdk-trace';
@@ -158,6 +162,20 @@ function routesFor(config: Config, db: Database, redactor: Redactor, clock: Cloc
     );
     log.info({ path: ALERTMANAGER_WEBHOOK_PATH, channel: am.channelId }, 'Alertmanager webhook enabled');
   } else log.info({ path: ALERTMANAGER_WEBHOOK_PATH }, 'Alertmanager webhook not mounted: VIGIL_ALERTMANAGER_WEBHOOK_TOKEN is not set');
+  routes.push(...alertSourceRoutes(config, redactor, log, intake));
+  return routes;
+}
+
+/** `POST /webhooks/grafana|pagerduty|opsgenie`, each mounted when its secret is set (src/http/alert-webhooks.ts). */
+function alertSourceRoutes(config: Config, redactor: Redactor, log: Logger, intake: { desk?: IncidentDesk }): Route[] {
+  const deliver = (name: string, channelId: string) => ({ alert, deliveryKey }: { alert: Alert; deliveryKey: string }) =>
+    void intake.desk?.onWebhookAlert({ alert, channelId, deliveryKey }).catch((err: unknown) => log.error({ err: String(err), deliveryKey }, `${name} webhook alert failed`));
+  const routes: Route[] = [];
+  const { grafanaWebhook: g, pagerdutyWebhook: pd, opsgenieWebhook: og } = config;
+  if (g) routes.push(grafanaWebhookRoute({ token: g.token, redactor, log, onAlert: deliver('grafana', g.channelId) }));
+  if (pd) routes.push(pagerdutyWebhookRoute({ secret: pd.secret, redactor, log, onAlert: deliver('pagerduty', pd.channelId) }));
+  if (og) routes.push(opsgenieWebhookRoute({ token: og.token, redactor, log, onAlert: deliver('opsgenie', og.channelId) }));
+  if (routes.length) log.info({ paths: routes.map((r) => r.path) }, 'alert source webhooks enabled');
   return routes;
 }
 
@@ -182,6 +200,7 @@ export async function startVigil(config: Config, log: Logger, o: VigilOverrides 
 
   const anchorer = config.auditAnchorIntervalMs ? startAuditAnchorer(db.prisma, log, { intervalMs: config.auditAnchorIntervalMs }) : undefined;
   const sources = evidenceSources(config, db, redactor, clock, log, o);
+  const skills = loadSkills(config.skillsDir, log);
   const tracing = createTracing({ ...(config.tracing ? { otlpEndpoint: config.tracing.endpoint, headers: config.tracing.headers } : {}), ...(o.spanExporter ? { exporter: o.spanExporter } : {}) });
   if (tracing) log.info({ endpoint: config.tracing?.endpoint ?? 'in-process exporter' }, 'traces enabled');
   const intake: { desk?: IncidentDesk } = {};
@@ -198,6 +217,12 @@ export async function startVigil(config: Config, log: Logger, o: VigilOverrides 
   countMalformed(chat, metrics);
   const thread = new ThreadSync(db.prisma, chat, log);
   thread.links = config.links;
+  const pagers = pagersFrom(config.paging);
+  if (pagers.length) {
+    thread.paging = new IncidentPaging({ db: db.prisma, pagers, redactor, log, now: () => clock.now() });
+    log.info({ pagers: pagers.map((p) => p.name) }, 'paging enabled: a handover pages a person');
+  }
+  thread.skills = skills;
   const provider = o.modelProvider !== undefined ? (o.modelProvider ?? undefined) : config.model ? createProvider(config.model) : undefined;
   if (provider) log.info({ provider: provider.name, model: provider.model }, 'model loop enabled');
   else log.info('no model configured: deterministic triage only');
@@ -216,6 +241,7 @@ export async function startVigil(config: Config, log: Logger, o: VigilOverrides 
           tools: evidenceTools(sources),
           budget: { maxSteps: config.agent.maxSteps, maxTokens: config.agent.maxTokens, maxWallMs: config.agent.maxSeconds * 1000, maxCostUsd: config.agent.maxCostUsd },
           escalationConfidence: config.agent.escalationConfidence,
+          skills,
         }
       : undefined,
   );
@@ -259,6 +285,7 @@ export async function startVigil(config: Config, log: Logger, o: VigilOverrides 
     alertChannels: config.slack.alertChannels,
     changeChannels: config.changes.channels,
     ...(approvals ? { approvals } : {}),
+    skills,
     log,
   });
   intake.desk = desk;
@@ -311,6 +338,21 @@ export async function startVigil(config: Config, log: Logger, o: VigilOverrides 
       await db.close();
     },
   };
+}
+
+/**
+ * The skills directory, loaded once at start and again when a file in it changes. A bad file is logged
+ * with its file and field and left out; the others load and start-up goes on (skills are advice).
+ */
+function loadSkills(dir: string, log: Logger): SkillLibrary {
+  const report = (s: SkillLibraryState, what: string) => {
+    for (const e of s.errors) log.error({ file: e.file, field: e.field, error: e.message }, `skill not loaded: ${e.file}${e.field ? ` (${e.field})` : ''}: ${e.message}`);
+    log.info({ dir, skills: s.skills.length, errors: s.errors.length }, what);
+  };
+  const library = SkillLibrary.load(dir);
+  report({ skills: [...library.skills], errors: [...library.errors], loadedAt: library.loadedAt }, 'skills loaded');
+  library.onReload = (s) => report(s, 'skills reloaded');
+  return library;
 }
 
 /** vigil_alerts_received_total: every intake attempt's outcome, observed around IncidentService.receiveAlert. */

@@ -3,6 +3,8 @@
  * (re-notifications, a growing group, the resolve) into one incident.
  *
  * The rule, first match wins:
+ * 0. **The source's own key** (`sourceKey`, e.g. Opsgenie's alias), when the parser set one: its create and close
+ *    carry different fields, but always the same key.
  * 1. **Alertmanager/Grafana subject with group values** (`[FIRING:n] <group values> (<common values>)`): the
  *    group values, i.e. Alertmanager's own group identity (`group_by`). The count and the parenthesised common
  *    values are left out on purpose: they change as alerts join or leave the group (`[FIRING:1] … (pod-a warning)`
@@ -36,6 +38,7 @@ export function fingerprintAlert(alert: Alert): string {
 
 /** The normalised parts hashed by `fingerprintAlert` (exported for debugging and tests). */
 export function fingerprintParts(alert: Alert): string[] {
+  if (alert.sourceKey) return ['source', alert.source, alert.sourceKey];
   const subject = parseSubject(alert.title);
   const groupValues = subject?.groupValues.map(normalise).filter((value) => value && !isSeverityWord(value)) ?? [];
   if (groupValues.length > 0) return ['group', ...groupValues];

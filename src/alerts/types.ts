@@ -1,5 +1,5 @@
 /** Where an alert came from. `manual` is `/sre investigate <text>`. */
-export type AlertSource = 'alertmanager' | 'grafana' | 'pagerduty' | 'datadog' | 'generic' | 'manual';
+export type AlertSource = 'alertmanager' | 'grafana' | 'pagerduty' | 'opsgenie' | 'datadog' | 'generic' | 'manual';
 
 export type AlertStatus = 'firing' | 'resolved';
 
@@ -36,6 +36,11 @@ export interface Alert {
   link?: string;
   /** Human-readable body text (attachments, blocks and text flattened). */
   text: string;
+  /**
+   * The source's own identity of this alert across its lifecycle, when its deliveries do not all carry the same
+   * labels (Opsgenie's `alias`: a Close carries no details). The fingerprint is then this identity alone.
+   */
+  sourceKey?: string;
 }
 
 export interface AlertMember {

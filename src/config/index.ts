@@ -35,7 +35,15 @@ export interface Config {
    * opens live (default: the first alert channel; the channel Alertmanager's Slack receiver posts to, so both meet).
    */
   alertmanagerWebhook?: { token: string; channelId: string };
+  /** `POST /webhooks/grafana|pagerduty|opsgenie` (absent = not mounted): each one's secret, and the channel its incidents live in. */
+  grafanaWebhook?: { token: string; channelId: string };
+  pagerdutyWebhook?: { secret: string; channelId: string };
+  opsgenieWebhook?: { token: string; channelId: string };
+  /** Who is paged when Vigil hands an incident over (src/paging); absent = no page, the handover card only. */
+  paging?: { pagerduty?: { routingKey: string; baseUrl?: string }; opsgenie?: { apiKey: string; baseUrl?: string } };
   catalogFile?: string;
+  /** Directory of skills (debugging procedures, one Markdown file each; src/knowledge/skills.ts), relative to the working directory. */
+  skillsDir: string;
   /** Write policy YAML; unset means read-only (nothing can be executed, no approval cards). */
   policyFile?: string;
   /** How writes get their separate identity: impersonating the executor ServiceAccount, or a 10-minute token for it. */
@@ -130,7 +138,18 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     alertmanagerWebhook: e.VIGIL_ALERTMANAGER_WEBHOOK_TOKEN
       ? { token: e.VIGIL_ALERTMANAGER_WEBHOOK_TOKEN, channelId: e.VIGIL_ALERTMANAGER_WEBHOOK_CHANNEL ?? e.VIGIL_ALERT_CHANNELS[0]! }
       : undefined,
+    grafanaWebhook: e.VIGIL_GRAFANA_WEBHOOK_TOKEN ? { token: e.VIGIL_GRAFANA_WEBHOOK_TOKEN, channelId: e.VIGIL_GRAFANA_WEBHOOK_CHANNEL ?? e.VIGIL_ALERT_CHANNELS[0]! } : undefined,
+    pagerdutyWebhook: e.VIGIL_PAGERDUTY_WEBHOOK_SECRET ? { secret: e.VIGIL_PAGERDUTY_WEBHOOK_SECRET, channelId: e.VIGIL_PAGERDUTY_WEBHOOK_CHANNEL ?? e.VIGIL_ALERT_CHANNELS[0]! } : undefined,
+    opsgenieWebhook: e.VIGIL_OPSGENIE_WEBHOOK_TOKEN ? { token: e.VIGIL_OPSGENIE_WEBHOOK_TOKEN, channelId: e.VIGIL_OPSGENIE_WEBHOOK_CHANNEL ?? e.VIGIL_ALERT_CHANNELS[0]! } : undefined,
+    paging:
+      e.PAGERDUTY_ROUTING_KEY || e.OPSGENIE_API_KEY
+        ? {
+            ...(e.PAGERDUTY_ROUTING_KEY ? { pagerduty: { routingKey: e.PAGERDUTY_ROUTING_KEY, ...(e.PAGERDUTY_EVENTS_URL ? { baseUrl: e.PAGERDUTY_EVENTS_URL } : {}) } } : {}),
+            ...(e.OPSGENIE_API_KEY ? { opsgenie: { apiKey: e.OPSGENIE_API_KEY, ...(e.OPSGENIE_API_URL ? { baseUrl: e.OPSGENIE_API_URL } : {}) } } : {}),
+          }
+        : undefined,
     catalogFile: e.VIGIL_CATALOG_FILE,
+    skillsDir: e.VIGIL_SKILLS_DIR,
     policyFile: e.VIGIL_POLICY_FILE,
     executor: {
       mode: e.VIGIL_EXECUTOR_MODE,

@@ -8,6 +8,8 @@ import { SLACK_LIMITS, truncateMrkdwn } from '../slack/blocks/limits.js';
 import { chatErrorCode, type ChatMessage, type ChatPort } from './chat.js';
 import { boardModel, escalationModel, incidentCard, loadIncidentRecord, type IncidentRecord } from './views.js';
 import type { LinkSettings } from '../slack/blocks/links.js';
+import type { IncidentPaging, PageStatus } from '../paging/index.js';
+import type { SkillLibrary } from '../knowledge/skills.js';
 
 /** Repeats closer together than this share one thread note (the header's count still shows every one). */
 export const REPEAT_NOTE_QUIET_MS = 15 * 60_000;
@@ -76,6 +78,12 @@ export class ThreadSync {
   /** Where citations on the board link to (config `links`); unset: the citations' own URLs only. */
   links: LinkSettings | undefined;
 
+  /** Set when a pager is configured (src/paging): a handover pages a person, the resolve resolves the page. */
+  paging: IncidentPaging | undefined;
+
+  /** The team's skills (VIGIL_SKILLS_DIR): the board cites the one for the leading hypothesis. */
+  skills: SkillLibrary | undefined;
+
   constructor(
     private readonly db: Db,
     private readonly chat: ChatPort,
@@ -133,7 +141,8 @@ export class ThreadSync {
       await this.db.incident.update({ where: { id: incidentId }, data: { threadTs: ts } });
       record = await loadIncidentRecord(this.db, incidentId);
     }
-    const desired = await this.desiredPosts(record, record.threadTs!);
+    const pages = await this.followPaging(record);
+    const desired = await this.desiredPosts(record, record.threadTs!, pages);
     // Each post on its own: a deleted message or a refused card must not keep every later post stale.
     const refused: { purpose: string; error: string }[] = [];
     let firstRefusal: unknown;
@@ -155,12 +164,33 @@ export class ThreadSync {
     if (refused.length) throw new ThreadSyncError(incidentId, refused, { cause: firstRefusal });
   }
 
-  private async desiredPosts(r: IncidentRecord, threadTs: string): Promise<DesiredPost[]> {
+  /** Page (or resolve the page) before the handover card goes out, so the card says who was paged. Never throws. */
+  private async followPaging(r: IncidentRecord): Promise<PageStatus[]> {
+    if (!this.paging) return [];
+    const escalation = escalationModel(r);
+    const card = incidentCard(r);
+    try {
+      return await this.paging.follow({
+        incidentId: r.id,
+        status: r.status,
+        title: r.title,
+        severity: r.severity,
+        ...(card.target ? { target: card.target } : {}),
+        ...(escalation ? { escalation } : {}),
+        threadLink: () => this.chat.permalink(r.channelId, r.threadTs!),
+      });
+    } catch (err) {
+      this.log.error({ incidentId: r.id, err: String(err) }, 'could not bring the pages up to date; the next sync tries again');
+      return [];
+    }
+  }
+
+  private async desiredPosts(r: IncidentRecord, threadTs: string, pages: PageStatus[] = []): Promise<DesiredPost[]> {
     const posts: DesiredPost[] = [{ purpose: 'header', threadTs, message: renderIncidentHeader(incidentCard(r)), editable: true }];
-    const board = boardModel(r, { fixesNeedApproval: this.fixesNeedApproval, links: this.links });
+    const board = boardModel(r, { fixesNeedApproval: this.fixesNeedApproval, links: this.links, ...(this.skills ? { skills: this.skills } : {}) });
     if (board) posts.push({ purpose: 'board', threadTs, message: renderHypothesisBoard(board), editable: true });
     const escalation = escalationModel(r);
-    if (escalation) posts.push({ purpose: 'escalation', threadTs, message: renderEscalation(escalation), editable: true });
+    if (escalation) posts.push({ purpose: 'escalation', threadTs, message: renderEscalation({ ...escalation, ...(pages.length ? { pages } : {}) }), editable: true });
 
     // Notes are written once: those already in Slack (or given up on) need no content (and no permalink lookup) again.
     const posted = new Set(r.posts.filter((p) => p.ts || isAbandoned(p)).map((p) => p.purpose));

@@ -1,10 +1,11 @@
 import type { Alert } from '../alerts/types.js';
 import type { Db } from '../store/db.js';
 import { proposedTarget } from '../approvals/policy-input.js';
-import type { BoardFix, BoardHypothesis, BoardModel, IncidentCardModel, InvestigationPhase } from '../slack/blocks/models.js';
+import type { BoardFix, BoardHypothesis, BoardModel, BoardProcedure, IncidentCardModel, InvestigationPhase } from '../slack/blocks/models.js';
+import { citedSkill, fillPlaceholders, skillSituation, type SkillLibrary } from '../knowledge/skills.js';
 import type { HypothesisStatus, MitigationProposal } from '../triage/types.js';
 import { readContext } from './context.js';
-import { RULED_OUT_BY_RESPONDER } from './service.js';
+import { RULED_OUT_BY_RESPONDER, ruledOutByResponder } from './service.js';
 import { linkCitation, type LinkSettings } from '../slack/blocks/links.js';
 
 const STATUS_ORDER: Record<HypothesisStatus, number> = { supported: 0, open: 1, inconclusive: 2, ruled_out: 3, unrelated: 4 };
@@ -87,6 +88,41 @@ export interface BoardOptions {
   fixesNeedApproval?: boolean;
   /** Where citations link to (a graph, a commit, a console page) or the command that shows them. */
   links?: LinkSettings;
+  /** The team's skills: the one that applies to the leading hypothesis is cited, with its follow-up checks. */
+  skills?: SkillLibrary;
+}
+
+/** Follow-up steps of a cited skill shown on the board (the rest are in its file). */
+const PROCEDURE_STEPS = 4;
+
+/**
+ * The skill the board cites, recomputed from the stored record (the alert, the target, the hypotheses):
+ * selection is deterministic, so the board names the procedure the model was given for the same findings,
+ * and follows the board when a responder rules the leading hypothesis out.
+ */
+function boardProcedure(r: IncidentRecord, skills: SkillLibrary): BoardProcedure | undefined {
+  const inv = r.investigations[0];
+  if (!inv) return undefined;
+  const ctx = readContext(inv.context);
+  let alert: Partial<Alert> = {};
+  try {
+    alert = r.alerts[0] ? (JSON.parse(r.alerts[0].payload) as Alert) : {};
+  } catch {
+    alert = {};
+  }
+  const component = (h: (typeof inv.hypotheses)[number]) => (h.componentKind && h.componentName ? { kind: h.componentKind, ...(h.componentNs ? { namespace: h.componentNs } : {}), name: h.componentName } : undefined);
+  const findings = inv.hypotheses.map((h) => ({ key: h.key, family: h.family, analyzer: h.analyzer, status: h.status, confidence: h.confidence, component: component(h) }));
+  const situation = skillSituation({ alert: { ...alert, alertName: alert.alertName ?? r.alertName }, target: ctx.target, findings, services: [r.service] });
+  const m = citedSkill(skills.select(situation), situation);
+  if (!m) return undefined;
+  const leading = m.leading ? inv.hypotheses.filter((h) => h.status === 'supported').sort((a, b) => b.confidence - a.confidence)[0] : undefined;
+  const where = (leading && component(leading)) ?? ctx.target;
+  return {
+    title: m.skill.title,
+    file: m.skill.file,
+    ...(leading ? { hypothesis: leading.label } : {}),
+    steps: m.skill.followUps.slice(0, PROCEDURE_STEPS).map((s) => fillPlaceholders(s, where)),
+  };
 }
 
 const OVER: Record<string, string> = { withdrawn: 'withdrawn', closed: 'closed', expired: 'expired', cancelled: 'cancelled', rejected: 'rejected' };
@@ -168,7 +204,13 @@ export function boardModel(r: IncidentRecord, opts: BoardOptions = {}): BoardMod
     steering: r.steering.map((s) => ({ userId: s.userId, text: s.text, at: s.receivedAt })),
     gaps: ctx.gaps ?? [],
     changes: (ctx.changes ?? []).filter((c) => c.score >= 0.05).map((c) => ({ at: new Date(c.at), summary: c.summary, why: c.why })),
+    ...withProcedure(r, opts),
   };
+}
+
+function withProcedure(r: IncidentRecord, opts: BoardOptions): { procedure?: BoardProcedure } {
+  const procedure = opts.skills ? boardProcedure(r, opts.skills) : undefined;
+  return procedure ? { procedure } : {};
 }
 
 /** The handover card's content, when the investigation decided to escalate. */
@@ -176,18 +218,31 @@ export function escalationModel(r: IncidentRecord) {
   const inv = r.investigations[0];
   if (!inv || r.status === 'resolved') return undefined;
   const ctx = readContext(inv.context);
-  if (!ctx.escalation) return undefined;
+  const escalation = ctx.escalation ?? ruledOutEscalation(inv);
+  if (!escalation) return undefined;
   const toolsUsed = ctx.model ? [`model ${ctx.model.name}: ${ctx.model.steps} steps, ${ctx.model.toolCalls} tool calls`] : [];
   return {
     ...(ctx.owner ? { owner: ctx.owner } : {}),
     ...(ctx.traceId ? { traceId: ctx.traceId } : {}),
-    reason: ctx.escalation.reason,
+    reason: escalation.reason,
     checked: [
       ...(ctx.target ? [`Kubernetes: ${ctx.target.kind.toLowerCase()}/${ctx.target.name} in ${ctx.target.namespace}, its pods, events, services, config and changes`] : ['Kubernetes: the alert matched no workload']),
       ...inv.hypotheses.filter((h) => h.status !== 'ruled_out' && h.status !== 'unrelated').map((h) => `${h.label} ${h.title} (${h.status})`),
       ...toolsUsed,
     ],
     ruledOut: inv.hypotheses.filter((h) => h.status === 'ruled_out').map((h) => `${h.label} ${h.title}${h.reason ? ` — ${h.reason}` : ''}`),
-    couldNotAccess: [...new Set([...ctx.escalation.couldNotAccess, ...(ctx.gaps ?? [])])],
+    couldNotAccess: [...new Set([...escalation.couldNotAccess, ...(ctx.gaps ?? [])])],
   };
+}
+
+/**
+ * A responder ruled out every hypothesis that was supported (the only one, typically) and nothing else is: Vigil
+ * has no explanation left, so the thread is handed over (and paged, src/paging) as when nothing was supported.
+ */
+function ruledOutEscalation(inv: IncidentRecord['investigations'][number]): { reason: string; couldNotAccess: string[] } | undefined {
+  if (!triaged(inv.step) || inv.hypotheses.some((h) => h.status === 'supported')) return undefined;
+  const out = inv.hypotheses.filter((h) => ruledOutByResponder(h));
+  if (out.length === 0) return undefined;
+  const names = out.map((h) => h.label).join(', ');
+  return { reason: `a responder ruled out ${out.length === 1 ? `the only supported hypothesis (${names})` : `the supported hypotheses (${names})`} and nothing else is supported`, couldNotAccess: [] };
 }

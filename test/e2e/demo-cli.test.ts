@@ -42,4 +42,23 @@ describe('npm run demo', () => {
     expect(res.stdout).toMatch(/Not accepted: you are not in a user group that may approve this action/);
     expect(res.stdout).toMatch(/no write reached the cluster/);
   });
+
+  it('--via webhook delivers the alert through POST /webhooks/alertmanager and shows the same thread', () => {
+    const res = demo('--via', 'webhook', '--click', 'approve', '--as', 'U0VIGILSRE', '--postmortem');
+    expect(res.status, res.stderr).toBe(0);
+    expect(res.stdout).toMatch(/Alertmanager POSTs its webhook \(v4.*"deployment":"checkout","namespace":"shop"/);
+    expect(res.stdout).toMatch(/\/webhooks\/alertmanager → HTTP 202 \{"ok":true,"status":"firing","alerts":1\}/);
+    expect(res.stdout).not.toMatch(/#alerts {2}Alertmanager \(bot\) posts/);
+    expect(res.stdout).toMatch(/Received from alertmanager by webhook/);
+    expect(res.stdout).toMatch(/H1 ● supported — checkout scaled to 0 by `kubectl scale`/);
+    expect(res.stdout).toMatch(/Verification ✓ passed/);
+    expect(res.stdout).toMatch(/the group resolved → HTTP 202/);
+    expect(res.stdout).toMatch(/Postmortem draft/);
+  });
+
+  it('--via anything else is a usage error (exit 2)', () => {
+    const res = demo('--via', 'pigeon');
+    expect(res.status).toBe(2);
+    expect(res.stderr).toMatch(/--via expects slack or webhook, got "pigeon"/);
+  });
 });

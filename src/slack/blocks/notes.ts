@@ -73,6 +73,8 @@ export function renderEscalation(e: {
   checked: string[];
   ruledOut: string[];
   couldNotAccess: string[];
+  /** Who was paged about it (src/paging), when a pager is configured. */
+  pages?: { label: string; dedupKey: string; state: 'paged' | 'resolved' | 'failed'; error?: string }[];
 }): RenderedMessage {
   const list = (items: string[], max: number) =>
     items.length ? items.slice(0, max).map((i) => `• ${mrkdwnText(i.replace(/\s*\n\s*/g, ' '), 200)}`).join('\n') + (items.length > max ? `\n_+${items.length - max} more_` : '') : '_nothing_';
@@ -84,7 +86,13 @@ export function renderEscalation(e: {
       sectionBlock(`*Checked*\n${list(e.checked, 8)}`),
       sectionBlock(`*Ruled out*\n${list(e.ruledOut, 6)}`),
       sectionBlock(`*Could not access*\n${list(e.couldNotAccess, 6)}`),
+      ...(e.pages?.length ? [contextBlock(e.pages.map((p) => pageLine(p)))] : []),
       contextBlock(['The hypothesis board above keeps every finding and its evidence; reply in this thread to steer.']),
     ],
   };
+}
+
+function pageLine(p: { label: string; dedupKey: string; state: 'paged' | 'resolved' | 'failed'; error?: string }): string {
+  if (p.state === 'failed') return `⚠️ Could not page via ${mrkdwnText(p.label, 40)}: ${mrkdwnText(p.error ?? 'unknown error', 200)} (tried again at the next update)`;
+  return `📟 ${p.state === 'resolved' ? 'Page resolved' : 'Paged'} via ${mrkdwnText(p.label, 40)} (dedup key \`${mrkdwnText(p.dedupKey, 80)}\`)`;
 }
