@@ -7,7 +7,7 @@ import { parseSteering, type SteeringMessage } from '../agent/steering.js';
 import { boardVerdicts } from './verdicts.js';
 import type { ModelProvider } from '../agent/types.js';
 import type { EvidenceTool } from '../evidence/tool.js';
-import { skillsBrief, skillSituation, type SkillLibrary } from '../knowledge/skills.js';
+import { SKILLS_BRIEF_CHARS, skillsBrief, skillSituation, type SkillLibrary } from '../knowledge/skills.js';
 import type { Redactor } from '../redact/index.js';
 import type { Finding } from '../triage/types.js';
 import type { Db, SteeringMessage as SteeringRow } from '../store/db.js';
@@ -131,7 +131,7 @@ export async function deepenWithModel(deps: ModelStepDeps, investigationId: stri
     const data = redactor.redactValue(e as unknown as Record<string, unknown>);
     void recordAudit(db, { incidentId, actor: 'vigil', kind: `agent.${e.type}`, data }).catch((err: unknown) => deps.log.warn({ err: String(err) }, 'audit write failed'));
   };
-  const skills = deps.skills ? skillsBrief(deps.skills.select(investigationSkillSituation(outcome))) : '';
+  const skills = deps.skills ? skillsBrief(deps.skills.select(investigationSkillSituation(outcome)), SKILLS_BRIEF_CHARS, { bestOnly: true }) : '';
   const result = await runAgent({
     provider: deps.provider,
     tools: deps.tools,

@@ -417,10 +417,25 @@ export function selectSkills(skills: readonly Skill[], s: SkillSituation, opts: 
 export const SKILLS_BRIEF_CHARS = 3800;
 
 /**
- * The selected skills as the model reads them, within `maxChars`: the best match's procedure in full (cut
- * if it must be), then the others' while they fit, then only their titles and files.
+ * The sections of a procedure the model reasons with. The brief is resent on every model call (about six
+ * in an investigation), so what it does not use costs six times over: signals are how the alert fired,
+ * mitigations go through the action catalog and its policy, follow-ups are on the card.
  */
-export function skillsBrief(matches: readonly SkillMatch[], maxChars = SKILLS_BRIEF_CHARS): string {
+const MODEL_SECTIONS = ['checks', 'find who did it', 'rules it out'];
+
+/** A skill's body cut to MODEL_SECTIONS, in its own order; the whole body when it has none of them. */
+export function modelBody(body: string): string {
+  const sections = body.split(/^(?=## )/m);
+  const kept = sections.filter((sec) => MODEL_SECTIONS.includes((/^## (.+)$/m.exec(sec)?.[1] ?? '').trim().toLowerCase()));
+  return kept.length ? kept.map((x) => x.trimEnd()).join('\n\n') : body;
+}
+
+/**
+ * The selected skills as the model reads them, within `maxChars`: the best match's procedure in full (cut
+ * if it must be), then the others' while they fit (with `bestOnly`, none: the model loop resends the brief
+ * on every call), then only their titles and files.
+ */
+export function skillsBrief(matches: readonly SkillMatch[], maxChars = SKILLS_BRIEF_CHARS, opts: { bestOnly?: boolean } = {}): string {
   if (matches.length === 0) return '';
   const titleLine = (m: SkillMatch) => `- ${m.skill.file}: ${m.skill.title}`;
   const TAIL_HEAD = '\n\nAlso relevant (not shown for length):';
@@ -429,18 +444,19 @@ export function skillsBrief(matches: readonly SkillMatch[], maxChars = SKILLS_BR
   let used = 0;
   for (const [i, m] of matches.entries()) {
     const head = `### ${m.skill.file}: ${m.skill.title} (selected: ${m.why.join('; ')})${m.skill.tools.length ? `\nTools: ${m.skill.tools.join(', ')}` : ''}`;
-    const whole = `${head}\n${m.skill.body}`;
+    const body = modelBody(m.skill.body);
+    const whole = `${head}\n${body}`;
     const sep = parts.length ? 2 : 0;
     // Room kept for the title lines of the skills after this one, should they not fit whole.
     const later = matches.slice(i + 1);
     const reserve = later.length ? TAIL_HEAD.length + later.map((x) => titleLine(x).length + 1).reduce((x, y) => x + y, 0) : 0;
-    if (used + sep + whole.length + reserve <= maxChars) {
+    if ((i === 0 || !opts.bestOnly) && used + sep + whole.length + reserve <= maxChars) {
       parts.push(whole);
       used += sep + whole.length;
     } else if (i === 0) {
       const marker = `\n… (cut; the rest is in ${m.skill.file})`;
       const room = Math.max(0, maxChars - reserve - head.length - 1 - marker.length);
-      parts.push(`${head}\n${m.skill.body.slice(0, room).trimEnd()}${marker}`);
+      parts.push(`${head}\n${body.slice(0, room).trimEnd()}${marker}`);
       used = maxChars - reserve;
     } else titlesOnly.push(titleLine(m));
   }

@@ -3,6 +3,11 @@ export function clockTime(d: Date): string {
   return d.toISOString().slice(11, 19);
 }
 
+/** `14:01:58` near `ref`, `2026-11-27 14:01` when more than 20 h away from it (a bare clock time would read as today). */
+export function timeNear(d: Date, ref: Date): string {
+  return Math.abs(ref.getTime() - d.getTime()) > 20 * 3600_000 ? `${d.toISOString().slice(0, 10)} ${d.toISOString().slice(11, 16)}` : clockTime(d);
+}
+
 /** `13 s`, `5 min`, `3 h`, `3 days` — coarse, for people reading a card. */
 export function humanDuration(ms: number): string {
   const s = Math.round(Math.abs(ms) / 1000);

@@ -21,6 +21,7 @@ import {
   SkillLibrary,
   skillsBrief,
   SKILLS_BRIEF_CHARS,
+  modelBody,
   skillSituation,
   type Skill,
   type SkillSituation,
@@ -286,6 +287,13 @@ describe('skillsBrief', () => {
     expect(brief).toContain('Also relevant (not shown for length):\n- skills/b.md: b title');
   });
 
+  it('with bestOnly gives the best match and only the titles of the rest', () => {
+    const brief = skillsBrief([match(long('a', 10)), match(long('c', 10))], SKILLS_BRIEF_CHARS, { bestOnly: true });
+    expect(brief).toContain('### skills/a.md: a title');
+    expect(brief).not.toContain('### skills/c.md');
+    expect(brief.endsWith('- skills/c.md: c title')).toBe(true);
+  });
+
   it('cuts an oversized first match and still lists the rest', () => {
     const brief = skillsBrief([match(long('a', 400)), match(long('b', 400))]);
     expect(brief.length).toBeLessThanOrEqual(SKILLS_BRIEF_CHARS);
@@ -293,6 +301,14 @@ describe('skillsBrief', () => {
     expect(brief.endsWith('- skills/b.md: b title')).toBe(true);
     expect(skillsBrief([])).toBe('');
     expect(skillsBrief([match(long('a', 400))], 500).length).toBeLessThanOrEqual(500);
+  });
+});
+
+describe('modelBody', () => {
+  it('keeps what the model reasons with (checks, who did it, what rules it out), in order', () => {
+    const body = '# T\n\n## Signals\n- s\n\n## Checks\n1. c\n\n## Find who did it\n1. w\n\n## Mitigate\n- m\n\n## Rules it out\n- r\n\n## Follow-ups\n- f\n';
+    expect(modelBody(body)).toBe('## Checks\n1. c\n\n## Find who did it\n1. w\n\n## Rules it out\n- r');
+    expect(modelBody('free text, no sections')).toBe('free text, no sections');
   });
 });
 

@@ -22,7 +22,7 @@ import type { MetricSummary, SeriesSummary } from '../../evidence/prometheus/typ
 import type { Analyzer, TriageInput } from '../analyzer.js';
 import { CHANGE_WINDOW_MS } from '../analyzer.js';
 import { objectCitation } from '../citations.js';
-import { clockTime, humanDuration, relativeToOnset } from '../time.js';
+import { clockTime, humanDuration, relativeToOnset, timeNear } from '../time.js';
 import type { Finding, MitigationProposal } from '../types.js';
 
 /** Clocks of different sources disagree a little; a symptom this much before a change still counts as after it. */
@@ -289,8 +289,8 @@ function dependencyFirst(input: TriageInput, before: Date): { summary: MetricSum
   return best;
 }
 
-function changeEvidence(c: RankedChange): Evidence {
-  return { kind: 'change', summary: `${c.summary} (${clockTime(c.at)}, by ${c.actor})`, citation: c.citation, observedAt: c.at, detail: { kind: c.kind, before: c.before ?? null, after: c.after ?? null } };
+function changeEvidence(c: RankedChange, onset?: Date): Evidence {
+  return { kind: 'change', summary: `${c.summary} (${onset ? timeNear(c.at, onset) : clockTime(c.at)}, by ${c.actor})`, citation: c.citation, observedAt: c.at, detail: { kind: c.kind, before: c.before ?? null, after: c.after ?? null } };
 }
 
 export const deployRegression: Analyzer = {
@@ -318,7 +318,7 @@ export const deployRegression: Analyzer = {
           mechanism: `The last deploy of ${t.name} (${latest.summary}) is too old to explain an onset at ${clockTime(input.onset)}.`,
           reason: `last deploy of ${t.name} was ${humanDuration(onset - latest.at.getTime())} before the alert (${latest.at.toISOString().slice(0, 16).replace('T', ' ')}), outside the ${humanDuration(CHANGE_WINDOW_MS)} change window`,
           supporting: [],
-          refuting: [changeEvidence(latest)],
+          refuting: [changeEvidence(latest, input.onset)],
         },
       ];
     }
@@ -343,7 +343,7 @@ export const deployRegression: Analyzer = {
     const what = [facts.revision ? `revision ${facts.revision}` : undefined, facts.image, facts.sha ? `commit ${facts.sha}` : undefined, facts.pr ? `PR #${facts.pr}${facts.prTitle ? ` "${facts.prTitle}"` : ''}${facts.prAuthor ? ` by ${facts.prAuthor}` : facts.prMergedBy ? ` merged by ${facts.prMergedBy}` : ''}` : undefined]
       .filter(Boolean)
       .join(', ');
-    const changes = group.map(changeEvidence);
+    const changes = group.map((c) => changeEvidence(c, input.onset));
 
     if (timing.relation === 'before' && timing.earlierMetric) {
       const m = timing.earlierMetric;
