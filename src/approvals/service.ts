@@ -227,17 +227,13 @@ export class ApprovalService {
         }),
       );
       id = row.id;
-      // Two proposals of the same change at once (replicas, hooks) both found no live card: the later one steps back.
-      if (status === 'pending') {
-        const first = await db.approvalRequest.findFirst({ where: { ...change, status: { in: LIVE_STATUSES } }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
-        if (first && first.id !== id) {
-          await sealedWrite(db, (w) => w.deleteApproval(id));
-          return { kind: 'existing', requestId: first.id, status: first.status as ApprovalStatus };
-        }
-      }
     } catch (err) {
       if (!isUniqueViolation(err)) throw err;
-      const raced = await db.approvalRequest.findUniqueOrThrow({ where: { incidentId_hypothesisKey_action_targetKind_targetNs_targetName_attempt: { ...identity, attempt } } });
+      // Either this hypothesis' request already exists, or (the one-live-card index) another live card
+      // for the same change was inserted between the check above and this insert.
+      const raced =
+        (await db.approvalRequest.findUnique({ where: { incidentId_hypothesisKey_action_targetKind_targetNs_targetName_attempt: { ...identity, attempt } } })) ??
+        (await db.approvalRequest.findFirstOrThrow({ where: { ...change, status: { in: LIVE_STATUSES } }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] }));
       return { kind: 'existing', requestId: raced.id, status: raced.status as ApprovalStatus };
     }
     await recordAudit(db, {
