@@ -7,6 +7,7 @@ import type { Route } from './http/routes.js';
 import { createLogger } from './log.js';
 import { PolicyError } from './policy/index.js';
 import { createRedactor } from './redact/index.js';
+import { SlackPreflightError } from './slack/preflight.js';
 import { startVigil } from './vigil.js';
 
 /**
@@ -54,7 +55,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  if (err instanceof PolicyError) {
+  if (err instanceof PolicyError || err instanceof SlackPreflightError) {
     console.error(err.message);
     process.exit(2);
   }

@@ -24,6 +24,7 @@ import { BodyTooLargeError, bodySummary, readBody, sendJson, type Route } from '
 import { VigilMetrics } from './http/metrics.js';
 import { Probes } from './http/probes.js';
 import { ALERTMANAGER_WEBHOOK_PATH, alertmanagerWebhookRoute } from './http/alertmanager-webhook.js';
+import { preflightSlack } from './slack/preflight.js';
 import { grafanaWebhookRoute, opsgenieWebhookRoute, pagerdutyWebhookRoute } from './http/alert-webhooks.js';
 import { IncidentPaging, pagersFrom } from './paging/index.js';
 import type { Alert } from './alerts/types.js';
@@ -191,6 +192,12 @@ export async function startVigil(config: Config, log: Logger, o: VigilOverrides 
   log.info({ policy: config.policyFile ?? 'read-only default', rules: policy.rules.length }, 'write policy loaded');
   const probes = o.probes ?? new Probes();
   const metrics = o.metrics ?? new VigilMetrics();
+  // The tokens and the network before anything else connects: a wrong token or a blocked egress is one
+  // message naming the setting (SlackPreflightError), not a stack trace after "Vigil is listening".
+  if (!o.botUserId) {
+    const who = await preflightSlack(config.slack, { ...(config.slack.apiUrl ? { slackApiUrl: config.slack.apiUrl } : {}), ...o.slackClientOptions });
+    log.info({ botUserId: who.userId, team: who.team }, 'Slack tokens accepted');
+  }
   const db = await openDatabase(config.databaseUrl, { logger: log });
   probes.useDatabase(db.prisma);
   metrics.useStore(db.prisma);

@@ -38,6 +38,9 @@ export const EVENT_SCOPES: Readonly<Record<string, readonly string[]>> = {
   app_mention: ['app_mentions:read'],
 };
 
+/** What manifest.yml grants the bot (the test keeps it equal to what the code needs); start-up checks the token has them. */
+export const BOT_SCOPES: readonly string[] = ['channels:history', 'channels:read', 'chat:write', 'commands', 'groups:history', 'groups:read', 'usergroups:read', 'users:read'];
+
 /** A slash command needs `commands`. */
 export const COMMAND_SCOPE = 'commands';
 

@@ -39,9 +39,10 @@ describe('Socket Mode', () => {
   });
 
   it('connects through apps.connections.open with the app token', () => {
+    // Twice: the start-up check of the app token (src/slack/preflight.ts), then the Socket Mode client.
     const open = world.slack.callsTo('apps.connections.open');
-    expect(open).toHaveLength(1);
-    expect(String(open[0]!.headers['authorization'])).toBe(`Bearer ${APP_TOKEN}`);
+    expect(open).toHaveLength(2);
+    for (const call of open) expect(String(call.headers['authorization'])).toBe(`Bearer ${APP_TOKEN}`);
   });
 
   it('acks an alert envelope at once, investigates it, and ignores the retried envelope', async () => {

@@ -5,7 +5,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { EVENT_SCOPES, METHOD_SCOPES, requiredScopes } from '../../src/slack/scopes.js';
+import { BOT_SCOPES, EVENT_SCOPES, METHOD_SCOPES, requiredScopes } from '../../src/slack/scopes.js';
 
 const files = (dir: string): string[] => readdirSync(dir).flatMap((f) => (statSync(join(dir, f)).isDirectory() ? files(join(dir, f)) : f.endsWith('.ts') ? [join(dir, f)] : []));
 const source = files('src').map((f) => ({ f, text: readFileSync(f, 'utf8') }));
@@ -50,6 +50,8 @@ describe('Slack scopes', () => {
   it('the manifest grants exactly the scopes those methods, events and the slash command need', () => {
     const hasCommands = (manifest.features.slash_commands ?? []).length > 0 && source.some(({ text }) => /\bapp\.command\(/.test(text));
     expect([...manifest.oauth_config.scopes.bot].sort()).toEqual(requiredScopes(methodsUsed(), eventsHandled(), hasCommands));
+    // And start-up checks a token against the same list.
+    expect([...BOT_SCOPES].sort()).toEqual([...manifest.oauth_config.scopes.bot].sort());
   });
 
   it('refuses a method it has no scope for, naming it', () => {

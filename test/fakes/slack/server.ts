@@ -34,6 +34,11 @@ export interface FakeSlackOptions {
   postRatePerChannel?: PostRate;
   /** Seconds of the first message ts, for deterministic ts values (default: wall-clock time, as real Slack). */
   startTs?: number;
+  /**
+   * The bot token's granted scopes, sent as Slack does in the `x-oauth-scopes` header of every Web API
+   * answer to the bot token (the WebClient exposes them as `response_metadata.scopes`). Unset: no header.
+   */
+  scopes?: string[];
 }
 
 export interface WebhookPost {
@@ -64,7 +69,7 @@ export class FakeSlack {
   private readonly acceptedTokens: Set<string>;
   private readonly server: Server;
 
-  constructor(options: FakeSlackOptions = {}) {
+  constructor(private readonly options: FakeSlackOptions = {}) {
     const token = options.botToken ?? DEFAULT_TOKEN;
     const bot: BotIdentity = { token, userId: 'U0VIGIL', botId: 'B0VIGIL', appId: 'A0VIGIL', name: 'vigil', ...options.bot };
     const team: TeamIdentity = { id: 'T0FAKE', name: 'Fake Workspace', domain: 'fake', ...options.team };
@@ -146,7 +151,8 @@ export class FakeSlack {
     }
     const answer = () => {
       // A client that gave up (timed out) has closed the connection: nothing to answer.
-      if (!res.destroyed) res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', ...reply.headers }).end(JSON.stringify(reply.body));
+      const scopes = this.options.scopes && tokenOf(req, params) === this.store.bot.token ? { 'x-oauth-scopes': this.options.scopes.join(',') } : {};
+      if (!res.destroyed) res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', ...scopes, ...reply.headers }).end(JSON.stringify(reply.body));
       this.waiters.notify();
     };
     const delay = this.faults.takeDelay(method);
