@@ -18,6 +18,7 @@
  * reached (or rejects a token).
  */
 import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as k8s from '@kubernetes/client-node';
 import { DEFAULT_EXECUTOR_SA, impersonateExecutor, mintExecutorToken } from '../actions/executor.js';
@@ -295,6 +296,10 @@ function prepare(o: DoctorOptions, env: Record<string, string | undefined>): Set
   if (inCluster && !env['KUBERNETES_SERVICE_HOST'])
     throw new DoctorSetupError('VIGIL_KUBE_IN_CLUSTER=true but this is not a pod (KUBERNETES_SERVICE_HOST is unset); run doctor in the Vigil pod or set KUBECONFIG');
   if (s.KUBECONFIG && !inCluster && !existsSync(s.KUBECONFIG)) throw new DoctorSetupError(`KUBECONFIG=${s.KUBECONFIG}: no such file`);
+  // With nothing to load, the client falls back to http://localhost:8080 and doctor would blame the network.
+  const home = env['HOME'] ?? env['USERPROFILE'];
+  if (!inCluster && !s.KUBECONFIG && !(home && existsSync(join(home, '.kube', 'config'))) && !env['KUBERNETES_SERVICE_HOST'])
+    throw new DoctorSetupError('no kubeconfig found: set KUBECONFIG to one (with the reader identity), put it at ~/.kube/config, or run doctor in the Vigil pod with VIGIL_KUBE_IN_CLUSTER=true');
   let kc: k8s.KubeConfig;
   try {
     kc = loadKubeConfig({ kubeconfig: s.KUBECONFIG, context: s.VIGIL_KUBE_CONTEXT, inCluster });

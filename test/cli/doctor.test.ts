@@ -134,6 +134,8 @@ describe('vigil doctor', () => {
     expect(await doctor([], { KUBECONFIG: file, VIGIL_KUBE_CONTEXT: 'nope' })).toMatchObject({ code: 2, text: expect.stringContaining('VIGIL_KUBE_CONTEXT=nope: no such context') });
     expect(await doctor([], { KUBECONFIG: file, VIGIL_POLICY_FILE: '/nonexistent/policy.yaml' })).toMatchObject({ code: 2, text: expect.stringContaining('cannot read the policy file') });
     expect(await doctor(['--executor', 'sometimes'], {})).toMatchObject({ code: 2, text: expect.stringContaining('--executor expects') });
+    // No kubeconfig anywhere: said so, not "cannot reach http://localhost:8080" (the client's fallback).
+    expect(await doctor([], { HOME: '/nonexistent-home' })).toMatchObject({ code: 2, text: expect.stringContaining('no kubeconfig found: set KUBECONFIG') });
     expect(await doctor(['--help'], {})).toMatchObject({ code: 0, text: expect.stringContaining('Exit codes: 0 all good') });
   });
 
