@@ -95,6 +95,39 @@ const RULES: Rule[] = [
     },
   },
   {
+    name: 'flux',
+    // Flux notification-controller (Slack provider): the Kustomization as title, what it applied, and the
+    // source revision as a field: `kustomization/mesh-config.flux-system`, `DestinationRule/booking/fares
+    // configured`, `revision: main@sha1:9e4b2d1…`.
+    re: /\bkustomization\/(?<app>[\w.\-]+?)(?:\.[\w\-]+)?\s(?<rest>[\s\S]*)$/i,
+    build: (m, a) => {
+      const rest = m.groups!['rest'] ?? '';
+      const rev = /sha1:([0-9a-f]{7,40})/i.exec(rest)?.[1];
+      const applied = [...rest.matchAll(/\b([A-Za-z]+(?:\/[a-z0-9][a-z0-9.-]*){1,2})\s+(?:configured|created)\b/g)].map((x) => x[1]!).slice(0, 10);
+      if (!rev && !applied.length) throw new Error('not a reconciliation');
+      return {
+        actor: a.author,
+        kind: 'deploy',
+        target: { kind: 'Service', name: m.groups!['app']! },
+        ...(rev ? { after: rev.slice(0, 7) } : {}),
+        summary: `Flux applied ${m.groups!['app']}${rev ? ` at ${rev.slice(0, 7)}` : ''}${applied.length ? `: ${applied.join(', ')} configured` : ''}`,
+      };
+    },
+  },
+  {
+    name: 'flux-helm',
+    // Flux's HelmRelease events: `helmrelease/booking-web.booking` with `Helm upgrade succeeded for release
+    // booking/booking-web.v58 with chart booking-web@2.31.0`.
+    re: /\bhelmrelease\/(?<release>[\w\-]+)\.(?<ns>[\w\-]+)[\s\S]*?\bHelm (?<verb>upgrade|install|rollback) succeeded(?:[\s\S]*?\bchart (?<chart>[\w.\-]+@[\w.\-+]+))?/i,
+    build: (m, a) => ({
+      actor: a.author,
+      kind: m.groups!['verb']!.toLowerCase() === 'rollback' ? 'helm_rollback' : m.groups!['verb']!.toLowerCase() === 'install' ? 'helm_install' : 'helm_upgrade',
+      target: { kind: 'HelmRelease', namespace: m.groups!['ns']!, name: m.groups!['release']! },
+      ...(m.groups!['chart'] ? { after: m.groups!['chart'] } : {}),
+      summary: `Flux helm ${m.groups!['verb']!.toLowerCase()} of ${m.groups!['ns']}/${m.groups!['release']}${m.groups!['chart'] ? ` (chart ${m.groups!['chart']})` : ''}`,
+    }),
+  },
+  {
     name: 'helm',
     re: /helm\s+(?<verb>upgrade|rollback|install)\s+(?<release>[\w.\-]+)/i,
     build: (m, a) => ({
@@ -115,8 +148,14 @@ export function parseAnnouncement(a: AnnouncementMessage): ChangeEvent | undefin
   for (const rule of RULES) {
     const m = rule.re.exec(text);
     if (!m) continue;
+    let built: ReturnType<Rule['build']>;
+    try {
+      built = rule.build(m, a);
+    } catch {
+      continue; // the shape matched but the message announces nothing (a Flux health alert, say)
+    }
     return {
-      ...rule.build(m, a),
+      ...built,
       at: a.at,
       source: 'slack',
       citation: { source: 'slack', ref: `${a.channel}/${a.ts}`, ...(a.permalink ? { url: a.permalink } : {}) },

@@ -533,7 +533,7 @@ export const FAMILY_CLAIMS: Readonly<Record<string, { analyzers: readonly string
   'missing-object': { analyzers: ['missing-object'] },
   'ingress-misroute': { analyzers: ['ingress-misroute'] },
   'network-policy': { analyzers: ['network-policy'] },
-  'dns-failure': { analyzers: ['dns-failure'] },
+  'dns-failure': { analyzers: ['dns-failure', 'dns-search-path'] },
   'tls-certificate': { analyzers: ['tls-certificate'] },
   'mesh-misconfig': { analyzers: ['mesh-misconfig'] },
   'config-change': { analyzers: ['config-change', 'topic-config'] },

@@ -15,6 +15,7 @@ import { affectedBy, dependsOn, pathText, type Walk } from '../topology/walk.js'
 import type { TriageInput } from './analyzer.js';
 import type { RankedChange } from '../changes/types.js';
 import { clearChanges } from './clearances.js';
+import { withGitRevert } from './cluster/git-source.js';
 import { clearConcurrentAlerts, type OtherAlert } from './concurrent-alerts.js';
 import type { Finding, HypothesisRole } from './types.js';
 
@@ -88,6 +89,16 @@ export function reconcileFindings(findings: Finding[], ctx: ReconcileContext): F
     }
   }
   const origins = supported.filter((p) => !explainedBy.has(p));
+  // What an origin names as its consequences (load it pushed onto shared infrastructure) is explained by it.
+  for (const p of placed) {
+    if (p.f.status !== 'supported' && p.f.status !== 'open') continue;
+    const cause = origins.find((o) => o !== p && (o.f.consequences ?? []).some((c) => p.f.component && nodeId(c) === nodeId(p.f.component)));
+    if (cause) {
+      explainedBy.set(p, cause);
+      const i = origins.indexOf(p);
+      if (i >= 0) origins.splice(i, 1);
+    }
+  }
   // An open hypothesis on a victim that began after an origin did (the re-login wave's traffic, the
   // pool that filled once the database locked) is a consequence of it too.
   for (const p of placed) {
@@ -131,6 +142,8 @@ export function reconcileFindings(findings: Finding[], ctx: ReconcileContext): F
     const f = out[i]!;
     if (f.status === 'ruled_out' && CHANGE_BLAMING.has(f.analyzer) && f.component && supportedOn.has(`${f.family}|${nodeId(f.component)}`)) out.splice(i, 1);
   }
+  // A GitOps-applied origin with no fix of its own: revert the PR that put it there.
+  for (let i = 0; i < out.length; i++) if (out[i]!.role === 'origin') out[i] = withGitRevert(out[i]!, t.snapshot, ctx.changes ?? [], ctx.onset);
   // Changes near the onset that look like causes and are not: raised, and ruled out with why.
   const originFindings = out.filter((f) => f.role === 'origin' && f.status === 'supported');
   for (const cleared of clearChanges(ctx.changes ?? [], originFindings, out, ctx)) {

@@ -53,6 +53,11 @@ export interface Finding {
   /** Scope, structured: the components affected (the faulty one first, then callers, endpoints as Service/Ingress). */
   affected?: ComponentRef[];
   /**
+   * Components this origin overloads or disturbs without depending on it (the cluster DNS a lookup storm
+   * throttles): their own findings are its consequences, not causes, and are ruled out as such.
+   */
+  consequences?: ComponentRef[];
+  /**
    * Characterisation, structured: the concrete details a grader or a responder checks — the key, value,
    * port, image tag or limit that changed (e.g. `{ memoryLimit: '256Mi', previousMemoryLimit: '512Mi' }`).
    * Keys are camelCase and documented by each analyzer.

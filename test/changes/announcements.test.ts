@@ -25,6 +25,15 @@ describe('parseAnnouncement', () => {
     expect(c).toMatchObject({ kind: 'deploy', target: { name: 'shop-routes' }, after: 'c41d7e9', summary: 'Argo CD synced shop-routes to c41d7e9 (PR #611): httproute.gateway.networking.k8s.io/api configured' });
   });
 
+  it('reads Flux notification-controller posts: the Kustomization, what it applied, the source revision', () => {
+    const c = parseAnnouncement(msg('kustomization/mesh-config.flux-system\nDestinationRule/booking/fares configured\nrevision: main@sha1:9e4b2d1f0c6a3e85b7d24c19f8a06e3b5d7c1a92', 'Flux'));
+    expect(c).toMatchObject({ kind: 'deploy', target: { name: 'mesh-config' }, after: '9e4b2d1', summary: 'Flux applied mesh-config at 9e4b2d1: DestinationRule/booking/fares configured' });
+    const h = parseAnnouncement(msg('helmrelease/booking-web.booking\nHelm upgrade succeeded for release booking/booking-web.v58 with chart booking-web@2.31.0', 'Flux'));
+    expect(h).toMatchObject({ kind: 'helm_upgrade', target: { kind: 'HelmRelease', namespace: 'booking', name: 'booking-web' }, after: 'booking-web@2.31.0' });
+    // A Flux health alert names a Kustomization but applied nothing: not a change.
+    expect(parseAnnouncement(msg('kustomization/mesh-config.flux-system\nHealth check failed after 5m0s', 'Flux'))).toBeUndefined();
+  });
+
   it.each(['lunch is here', 'who broke the build?', 'deploy freeze starts friday'])('ignores chatter: %s', (text) => {
     expect(parseAnnouncement(msg(text))).toBeUndefined();
   });

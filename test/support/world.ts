@@ -233,10 +233,14 @@ export async function startWorld(o: WorldOptions): Promise<World> {
           b.openPull({ title: p.title, author: p.author, ...(p.number ? { number: p.number } : {}), ...(p.body ? { body: p.body } : {}), ...(p.createdAt ? { createdAt: new Date(p.createdAt) } : {}) });
           continue;
         }
+        // A scenario commit `<subject> (#N)` is the PR's squash commit, as on GitHub: its sha is the PR's
+        // merge_commit_sha, and the builder adds no second one.
+        const squash = p.number ? r.commits.find((c) => c.sha && new RegExp(`\\(#${p.number}\\)\\s*$`).test(c.message.split('\n')[0] ?? '')) : undefined;
         b.mergedPull({
           title: p.title,
           author: p.author,
           mergedAt: new Date(p.mergedAt),
+          ...(squash ? { mergeCommitSha: squash.sha!, squashCommit: false } : {}),
           ...(p.number ? { number: p.number } : {}),
           ...(p.body ? { body: p.body } : {}),
           ...(p.mergedBy ? { mergedBy: p.mergedBy } : {}),

@@ -160,5 +160,15 @@ describe('config-change', () => {
     const [waiting] = configChange.analyze(input({ kube: kube({ related: [configMap(-120)] }), metrics: { summaries: [errors(-2)] } }));
     expect(waiting!.status).not.toBe('ruled_out');
   });
+
+  it('keeps an old edit when a limit it sets is what was reached: the store at its maxmemory, or clients told so', () => {
+    const loaded = { metadata: { name: 'checkout-a' }, status: { phase: 'Running', startTime: at(-118) } };
+    const full: MetricSummary = { ...errors(-2), id: 'store_memory_ratio', title: 'Used memory / maxmemory', threshold: 0.95, series: [{ ...errors(-2).series[0]!, last: 1, max: 1 }] };
+    const [f] = configChange.analyze(input({ kube: kube({ related: [configMap(-120)], pods: [loaded as never] }), metrics: { summaries: [errors(-2), full] } }));
+    expect(f).toMatchObject({ status: 'supported' });
+    expect(f!.mechanism).toMatch(/Its effect waited for load: Used memory \/ maxmemory at 100% now/);
+    const refused: LogsEvidence = { ...newErrorLogs, summaries: newErrorLogs.summaries.map((x) => ({ ...x, newSinceOnset: [{ ...x.newSinceOnset[0]!, template: "OOM command not allowed when used memory > 'maxmemory'.", example: "OOM command not allowed when used memory > 'maxmemory'.", first: at(-2) }] })) };
+    expect(configChange.analyze(input({ kube: kube({ related: [configMap(-120)], pods: [loaded as never] }), metrics: { summaries: [errors(-2)] }, logs: refused }))[0]?.status).toBe('supported');
+  });
 });
 

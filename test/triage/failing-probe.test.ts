@@ -131,6 +131,15 @@ describe('failing-probe', () => {
     expect(f!.facts).toMatchObject({ probe: 'liveness', path: '/health', port: 8080, misconfiguration: 'path_not_found' });
   });
 
+  it('clears failures in a pod\'s first seconds (a rollout restart warming up) once every pod is Ready', () => {
+    const c = container(OLD_PROBE);
+    const ready = (name: string): V1Pod => ({ ...pod(name, c), status: { phase: 'Running', startTime: at(-8 * MIN), conditions: [{ type: 'Ready', status: 'True' }], containerStatuses: [{ name: 'pricing', ready: true, restartCount: 0, image: 'x', imageID: '', state: { running: {} } }] } });
+    const warm = { ...unhealthy('pricing-new-a', 'Readiness probe failed: HTTP probe failed with statuscode: 503', at(-8 * MIN + 8_000)), firstTimestamp: at(-8 * MIN + 3_000), count: 2 };
+    const [f] = failingProbe.analyze(input({ replicaSets: [rs('pricing-new', 12, c, at(-20 * 24 * 60 * MIN))], pods: [ready('pricing-new-a')], events: [warm] }));
+    expect(f).toMatchObject({ status: 'ruled_out' });
+    expect(f!.reason).toMatch(/the failures came in the first seconds after the pods started and all 1 pods are Ready/);
+  });
+
   it('ignores old probe failures', () => {
     expect(failingProbe.analyze(input({ events: [unhealthy('pricing-new-a', REFUSED, at(-2 * 24 * 60 * MIN))] }))).toEqual([]);
   });

@@ -396,3 +396,14 @@ describe('reconcileFindings: other alerts near the onset', () => {
     expect(out.filter((f) => f.analyzer === 'alert-review')).toEqual([]);
   });
 });
+
+describe('reconcileFindings: consequences an origin names', () => {
+  it('rules out the shared infrastructure an origin overloads (the cluster DNS a lookup storm throttles), though it does not depend on it', () => {
+    const storm = finding('dns-search-path', ref('Deployment', 'cart'), { confidence: 0.9, facts: { changedAt: iso(-20) }, consequences: [ref('Deployment', 'coredns', 'kube-system')] });
+    const throttled = finding('cpu-throttling', ref('Deployment', 'coredns', 'kube-system'), { status: 'open', confidence: 0.6 });
+    const out = reconcileFindings([storm, throttled], ctx(shop()));
+    expect(byKey(out, storm.key)).toMatchObject({ status: 'supported', role: 'origin' });
+    expect(byKey(out, throttled.key)).toMatchObject({ status: 'ruled_out' });
+    expect(byKey(out, throttled.key).reason).toMatch(/^a consequence, not the cause: explained further down the path: cart: dns-search-path/);
+  });
+});

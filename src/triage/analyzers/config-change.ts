@@ -41,6 +41,24 @@ const DELAYED_EFFECT_MS = 12 * 3600_000;
 /** An edit whose readers loaded it and then served this long without symptoms is cleared by that. */
 const SERVED_FINE_MS = 30 * 60_000;
 
+/**
+ * Errors that say a configured limit was reached (Redis maxmemory under noeviction, connection caps,
+ * quotas): a config that sets the limit breaks nothing until the load fills it, so serving fine for
+ * hours after it says nothing against it.
+ */
+const LIMIT_REACHED = /OOM command not allowed|used memory > 'maxmemory'|max number of clients reached|too many (?:clients|connections)|remaining connection slots are reserved|max_connections|quota exceeded|no space left on device/i;
+
+/** The reader's own gauge at its configured limit (used memory / maxmemory ≥ the summary's threshold) or clients logging a limit, since the edit. */
+function limitReached(input: TriageInput, since: Date): Evidence | undefined {
+  const ratio = input.metrics?.summaries.find((m) => m.id === 'store_memory_ratio' && m.status === 'success');
+  const full = ratio?.series.find((x) => (x.last ?? 0) >= (ratio.threshold ?? 0.95));
+  if (ratio && full) return { kind: 'metric', summary: `${ratio.title} at ${fmtLevel(full.last, 'ratio')} now: the limit is reached`, citation: ratio.citation };
+  const own = targetSymptoms(input).logs;
+  const theirs = dependentSymptoms(input)?.logs ?? [];
+  const hit = [...own, ...theirs].find((l) => LIMIT_REACHED.test(l.template) || LIMIT_REACHED.test(l.example));
+  return hit && (!hit.first || hit.first.getTime() >= since.getTime()) ? hit.evidence : undefined;
+}
+
 /** Managers that are Kubernetes reconciling, not someone editing config. */
 const CONTROLLERS = /^(kube-controller-manager|kubelet|kube-scheduler)/;
 
@@ -209,7 +227,8 @@ export const configChange: Analyzer = {
         .sort((a, b) => a.getTime() - b.getTime())[0];
       const loadedAt = applied?.at ?? startedSince;
       const symptomsAt = timing.delayMs !== undefined ? new Date(w.at.getTime() + timing.delayMs) : undefined;
-      if (loadedAt && symptomsAt && symptomsAt.getTime() - loadedAt.getTime() > SERVED_FINE_MS) {
+      const limit = limitReached(input, w.at);
+      if (loadedAt && symptomsAt && symptomsAt.getTime() - loadedAt.getTime() > SERVED_FINE_MS && !limit) {
         const served = humanDuration(symptomsAt.getTime() - loadedAt.getTime());
         out.push(
           ruledOut(
@@ -257,6 +276,7 @@ export const configChange: Analyzer = {
             ? `; ${restarts.length} container${restarts.length > 1 ? 's' : ''} restarted after it`
             : '';
       const appliedText = applied ? ` ${t.name} was restarted at ${clockTime(applied.at)} (${applied.actor}), which loaded it.` : '';
+      const limitText = limit ? ` Its effect waited for load: ${limit.summary.replace(/^"|"$/g, '')} — a limit or policy this edit sets holds only until it is reached.` : '';
       out.push({
         key,
         analyzer: 'config-change',
@@ -264,14 +284,14 @@ export const configChange: Analyzer = {
         confidence: corroborated ? (first && timing.logsAfter.length ? 0.87 : 0.84) + (w.created ? 0.01 : 0) - (aged ? 0.1 : 0) : 0.55,
         title,
         component,
-        mechanism: `${mechanism0}${symptomText}.${appliedText} ${fix}`,
+        mechanism: `${mechanism0}${symptomText}.${appliedText}${limitText} ${fix}`,
         scope: `${t.name} (every pod reading ${objectName})${input.kube.dependents.length ? `; callers affected: ${input.kube.dependents.map((d) => d.name).join(', ')}` : ''}`,
         affected: [...targetScope(input), ...(DNS_SERVER.test(t.name) ? resolvingSubjects(input) : [])],
         facts: {
           ...facts,
           ...(first ? { metric: first.metric, ...(first.before !== null ? { before: first.before } : {}), ...(first.after !== null ? { after: first.after } : {}) } : {}),
         },
-        supporting: [writeEvidence, ...timing.metricsAfter.slice(0, 3).map((m) => m.evidence), ...timing.logsAfter.slice(0, 3).map((l) => l.evidence), ...restartEvidence],
+        supporting: [writeEvidence, ...(limit ? [limit] : []), ...timing.metricsAfter.slice(0, 3).map((m) => m.evidence), ...timing.logsAfter.slice(0, 3).map((l) => l.evidence), ...restartEvidence],
         refuting: [],
         ...(mitigation ? { mitigation } : {}),
       });

@@ -26,6 +26,8 @@ import { clip, containerStatuses, eventAt, eventEvidence, podContainer, podEvent
 type ProbeKind = 'readiness' | 'liveness' | 'startup';
 /** Probe failures that ended this long before the onset, with all pods Ready, are over. */
 const STALE_MS = 10 * 60_000;
+/** Probe failures this soon after a container started are its warm-up (caches, JIT, connections). */
+const WARMUP_MS = 90_000;
 const PROBE_FIELD: Record<ProbeKind, 'readinessProbe' | 'livenessProbe' | 'startupProbe'> = { readiness: 'readinessProbe', liveness: 'livenessProbe', startup: 'startupProbe' };
 const UNHEALTHY = /^(Readiness|Liveness|Startup) probe (?:failed|errored):\s*(.*)$/s;
 const URL = /(?:Get|Head) "?(https?):\/\/[^/:"]+:(\d+)(\/[^"\s]*)?"?/;
@@ -173,7 +175,16 @@ export const failingProbe: Analyzer = {
     // Probes that failed a few times while pods started, long before the onset, with every pod Ready now,
     // are how start-up looks: a look-alike, not the cause.
     const lastFailure = Math.max(...analysed.flatMap((a) => a.f.events.map((e) => eventAt(e)?.getTime() ?? 0)));
-    if (notReady.length === 0 && kube.pods.length > 0 && onset.getTime() - lastFailure > STALE_MS && !analysed.some((a) => a.f.probe === 'liveness')) {
+    // Or failures only in a pod's first moments (a rollout restart's new pods warming up), all Ready since.
+    const startedAt = new Map(kube.pods.map((p) => [p.metadata?.name ?? '', p.status?.startTime ? new Date(p.status.startTime).getTime() : undefined]));
+    const duringStart = analysed.every((a) =>
+      a.f.events.every((e) => {
+        const start = startedAt.get(e.involvedObject?.name ?? '');
+        const at = eventAt(e)?.getTime();
+        return start !== undefined && at !== undefined && at - start <= WARMUP_MS;
+      }),
+    );
+    if (notReady.length === 0 && kube.pods.length > 0 && (onset.getTime() - lastFailure > STALE_MS || duringStart) && !analysed.some((a) => a.f.probe === 'liveness')) {
       return [
         {
           key: `failing-probe:${t.namespace}/${t.kind}/${t.name}`,
@@ -183,7 +194,7 @@ export const failingProbe: Analyzer = {
           title: `${t.name} ${f.probe} probe failing`,
           component,
           mechanism: `The ${f.probe} probe of ${f.container} failed ${f.count} time${f.count === 1 ? '' : 's'} ("${clip(f.message, 160)}"), last at ${clockTime(new Date(lastFailure))}.`,
-          reason: `the failures stopped ${relativeToOnset(new Date(lastFailure), onset)} and all ${kube.pods.length} pods are Ready: a start-up transient`,
+          reason: `${duringStart ? 'the failures came in the first seconds after the pods started' : `the failures stopped ${relativeToOnset(new Date(lastFailure), onset)}`} and all ${kube.pods.length} pods are Ready: a start-up transient`,
           facts,
           supporting: [],
           refuting: [eventEvidence(newest)],

@@ -23,6 +23,8 @@ import { clockTime, humanDuration, relativeToOnset } from '../time.js';
 import type { Finding, MitigationProposal } from '../types.js';
 import type { ClusterSnapshot } from '../../topology/snapshot.js';
 import { writtenKeys } from './config-change.js';
+import { targetSymptoms } from './deploy-regression.js';
+import { dependentSymptoms } from '../downstream.js';
 import { containerStatuses, imageTag, podContainer, podEvents, eventEvidence, revisionEvidence, revisions, servingScope, templateContainer, undoProposal } from './crash-loop.js';
 
 const UNITS: Record<string, number> = { '': 1, k: 1e3, K: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, Ki: 1024, Mi: 1024 ** 2, Gi: 1024 ** 3, Ti: 1024 ** 4, Pi: 1024 ** 5 };
@@ -66,7 +68,8 @@ const STABLE_SINCE_MS = 15 * 60_000;
 
 export const oomKilled: Analyzer = {
   name: 'oom-killed',
-  analyze({ kube, onset, metrics, cluster }: TriageInput): Finding[] {
+  analyze(input: TriageInput): Finding[] {
+    const { kube, onset, metrics, cluster } = input;
     const t = kube.target;
     if (!t || !kube.workload) return [];
     const kills = kube.pods.flatMap((pod) =>
@@ -74,7 +77,7 @@ export const oomKilled: Analyzer = {
         .map((status) => ({ pod, podName: pod.metadata?.name ?? '?', status, term: status.lastState?.terminated ?? status.state?.terminated }))
         .filter((k) => k.term?.reason === 'OOMKilled'),
     );
-    if (kills.length === 0) return [];
+    if (kills.length === 0) return memoryWordsWithoutKill(input);
     const component = { kind: t.kind, namespace: t.namespace, name: t.name };
     const finished = (k: (typeof kills)[number]) => (k.term?.finishedAt ? new Date(k.term.finishedAt) : undefined);
     const recent = kills.filter((k) => {
@@ -419,4 +422,39 @@ function defaultingLimitRange(ranges: V1LimitRange[], namespace: string | undefi
     return { name: lr.metadata?.name ?? '?', ...(e?.manager ? { manager: e.manager } : {}), ...(e?.time ? { at: new Date(e.time) } : {}), ...(index !== undefined ? { index } : {}) };
   }
   return undefined;
+}
+
+/** Error text that reads like a memory kill to a responder ("OOM command not allowed", "out of memory"). */
+const MEMORY_WORDS = /\bOOM\b|out of memory|OutOfMemory/i;
+
+/**
+ * The look-alike: "OOM" in the errors of the target or its callers while no container of the target was
+ * killed for memory (no OOMKilled, no restarts since the errors began). Raised and ruled out, so the board
+ * says why raising the memory limit is not the fix (Redis answers "OOM command not allowed" at its own
+ * maxmemory, a JVM throws OutOfMemoryError inside a running container).
+ */
+function memoryWordsWithoutKill(input: TriageInput): Finding[] {
+  const t = input.kube.target!;
+  const line = [...targetSymptoms(input).logs, ...dependentSymptoms(input).logs].find((l) => MEMORY_WORDS.test(l.template) || MEMORY_WORDS.test(l.example));
+  if (!line) return [];
+  const restarts = input.kube.pods.reduce((n, p) => n + containerStatuses(p).reduce((m, c) => m + (c.restartCount ?? 0), 0), 0);
+  const since = line.first;
+  const restartedSince = input.kube.pods.some((p) => containerStatuses(p).some((c) => c.lastState?.terminated?.finishedAt && (!since || new Date(c.lastState.terminated.finishedAt).getTime() >= since.getTime())));
+  if (restartedSince) return [];
+  return [
+    {
+      key: `cleared:oom-killed:${t.kind}/${t.namespace}/${t.name}`,
+      analyzer: 'oom-killed',
+      family: 'oom-killed',
+      status: 'ruled_out',
+      confidence: 0.05,
+      title: `${t.name}'s containers killed for memory`,
+      component: { kind: t.kind, namespace: t.namespace, name: t.name },
+      mechanism: `The errors speak of memory ("${line.example.slice(0, 120)}"), which reads like an OOM kill.`,
+      reason: `no container of ${t.name} was OOMKilled or restarted since the errors began (${restarts} restart${restarts === 1 ? '' : 's'} in all): the "OOM" is the application's own answer, so a higher memory limit is not the fix`,
+      facts: { restarts },
+      supporting: [],
+      refuting: [line.evidence],
+    },
+  ];
 }

@@ -11,6 +11,10 @@ import type { V1ObjectMeta } from '@kubernetes/client-node';
 import type { ChangeEvent, RankedChange } from '../../changes/types.js';
 import type { MitigationProposal } from '../types.js';
 import type { ComponentRef } from '../../evidence/types.js';
+import type { ClusterSnapshot } from '../../topology/snapshot.js';
+import type { Finding } from '../types.js';
+import { clockTime } from '../time.js';
+import { objectChanges } from './common.js';
 
 /** Field managers of GitOps controllers: their writes are syncs of a repository. */
 export const GITOPS_MANAGERS = /^(argocd-controller|argocd-application-controller|kustomize-controller|helm-controller|flux|fluxcd)/i;
@@ -37,7 +41,7 @@ function pullOf(c: ChangeEvent): { repo: string; number: number } | undefined {
 
 /** The application an object belongs to in Argo CD: its instance label or tracking id. */
 function argoApp(meta: V1ObjectMeta | undefined): string | undefined {
-  return meta?.labels?.['argocd.argoproj.io/instance'] ?? meta?.annotations?.['argocd.argoproj.io/tracking-id']?.split(':')[0];
+  return meta?.labels?.['argocd.argoproj.io/instance'] ?? meta?.annotations?.['argocd.argoproj.io/tracking-id']?.split(':')[0] ?? meta?.labels?.['kustomize.toolkit.fluxcd.io/name'] ?? meta?.labels?.['helm.toolkit.fluxcd.io/name'];
 }
 
 /** The merged PR behind a GitOps controller's write of `object` at `at`, when the evidence links one. */
@@ -45,10 +49,11 @@ export function gitSourceOf(changes: readonly RankedChange[] | readonly ChangeEv
   const kind = object.kind.toLowerCase();
   const name = object.name.toLowerCase();
   const app = argoApp(meta)?.toLowerCase();
-  const names = new RegExp(`\\b${kind}(?:\\.[a-z0-9.-]+)?/${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\b`, 'i');
+  // `httproute.gateway.networking.k8s.io/api` (Argo CD) or `DestinationRule/booking/fares` (Flux).
+  const names = new RegExp(`\\b${kind}(?:\\.[a-z0-9.-]+)?/(?:${(object.namespace ?? '').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/)?${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\b`, 'i');
   const pulls = changes.filter((c) => c.source === 'github' && c.kind === 'pr_merged' && c.at.getTime() <= at.getTime() + SKEW_MS && at.getTime() - c.at.getTime() <= MERGE_BEFORE_SYNC_MS);
   const syncs = changes.filter(
-    (c) => c.source === 'slack' && /^Argo CD synced /.test(c.summary) && Math.abs(c.at.getTime() - at.getTime()) <= SKEW_MS && (names.test(c.summary) || (!!app && c.target.name.toLowerCase() === app)),
+    (c) => c.source === 'slack' && /^(?:Argo CD synced|Flux applied) /.test(c.summary) && Math.abs(c.at.getTime() - at.getTime()) <= SKEW_MS && (names.test(c.summary) || (!!app && c.target.name.toLowerCase() === app)),
   );
   for (const sync of syncs) {
     const number = /\(PR #(\d+)\)/.exec(sync.summary)?.[1];
@@ -75,5 +80,43 @@ export function revertPrProposal(src: GitSource, target: ComponentRef, what: str
     params: { repo: src.repo, number: src.number },
     command: `gh pr view ${src.number} --repo ${src.repo} (then "Revert"; the GitOps sync applies it)`,
     rationale: `revert PR #${src.number}${src.title ? ` "${src.title}"` : ''} in ${src.repo}, which ${what}; an edit in the cluster would be undone by the next sync`,
+  };
+}
+
+/** The metadata of any object the snapshot holds, by kind (core lists, ConfigMap summaries, custom kinds). */
+function metaOf(s: ClusterSnapshot, ref: ComponentRef): V1ObjectMeta | undefined {
+  const same = (m: V1ObjectMeta | undefined) => m?.name === ref.name && (!ref.namespace || m?.namespace === ref.namespace);
+  const core: Record<string, { metadata?: V1ObjectMeta }[]> = {
+    ConfigMap: s.configMaps,
+    NetworkPolicy: s.networkPolicies,
+    Ingress: s.ingresses,
+    Service: s.services,
+    Deployment: s.deployments,
+    StatefulSet: s.statefulSets,
+    DaemonSet: s.daemonSets,
+    HorizontalPodAutoscaler: s.hpas,
+    CronJob: s.cronJobs,
+  };
+  return (core[ref.kind] ?? s.custom[ref.kind] ?? []).find((o) => same(o.metadata))?.metadata;
+}
+
+/**
+ * For origins with no fix of their own: when a GitOps controller wrote the faulty object shortly before
+ * the onset and the evidence ties that write to a merged PR, the fix is reverting the PR (an edit in the
+ * cluster would be undone by the next sync). The write and the PR join the supporting evidence.
+ */
+export function withGitRevert(f: Finding, s: ClusterSnapshot, changes: readonly RankedChange[], onset: Date): Finding {
+  if (f.status !== 'supported' || f.mitigation || !f.component) return f;
+  const meta = metaOf(s, f.component);
+  if (!meta) return f;
+  const write = objectChanges(f.component.kind, meta).find((c) => GITOPS_MANAGERS.test(c.actor) && c.at.getTime() <= onset.getTime() + SKEW_MS && onset.getTime() - c.at.getTime() <= 12 * 3600_000);
+  const src = write && gitSourceOf(changes, f.component, meta, write.at);
+  if (!src) return f;
+  const evidence = { kind: 'change' as const, summary: `${src.pr.summary} in ${src.repo}${src.sync ? `; ${src.sync.summary}` : ''}, applied by ${write.actor} at ${clockTime(write.at)}`, citation: src.pr.citation, observedAt: src.mergedAt };
+  return {
+    ...f,
+    facts: { ...f.facts, pr: String(src.number), repo: src.repo },
+    supporting: [...f.supporting, evidence],
+    mitigation: revertPrProposal(src, f.component, `changed ${f.component.kind} ${f.component.name}`),
   };
 }

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import type { RankedChange } from '../../../src/changes/types.js';
 import type { ClusterTriageInput } from '../../../src/triage/analyzer.js';
-import { gitSourceOf } from '../../../src/triage/cluster/git-source.js';
+import { gitSourceOf, withGitRevert } from '../../../src/triage/cluster/git-source.js';
 import { ingressMisroute } from '../../../src/triage/cluster/ingress-misroute.js';
 import { buildTopology, nodeId } from '../../../src/topology/graph.js';
 import { emptySnapshot, type CustomObject } from '../../../src/topology/snapshot.js';
@@ -75,5 +75,24 @@ describe('gitSourceOf', () => {
     const late = change({ ...pr611, at: ago(2) });
     const old = change({ ...pr611, at: ago(90) });
     expect(gitSourceOf([late, old, { ...sync, at: ago(8) }], { kind: 'HTTPRoute', namespace: 'shop', name: 'api' }, meta, ago(8))).toBeUndefined();
+  });
+});
+
+describe('withGitRevert', () => {
+  it('gives a Flux-applied origin with no fix of its own the revert of the PR its sync names', () => {
+    const s = emptySnapshot();
+    const dr: CustomObject = {
+      apiVersion: 'networking.istio.io/v1',
+      kind: 'DestinationRule',
+      metadata: { name: 'fares', namespace: 'booking', labels: { 'kustomize.toolkit.fluxcd.io/name': 'mesh-config' }, managedFields: [{ manager: 'kustomize-controller', operation: 'Apply', time: ago(22), fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': { 'f:trafficPolicy': {} } } }] },
+      spec: {},
+    };
+    s.custom['DestinationRule'] = [dr];
+    const pr = change({ summary: '#318 "fares: eject failing pods faster (outlier detection)" merged by aylin', citation: { source: 'github', ref: '/repos/lumen/mesh-config/pulls/318' }, after: '9e4b2d1', at: ago(24) });
+    const flux = change({ source: 'slack', kind: 'deploy', target: { kind: 'Service', name: 'mesh-config' }, at: ago(22), after: '9e4b2d1', summary: 'Flux applied mesh-config at 9e4b2d1: DestinationRule/booking/fares configured', citation: { source: 'slack', ref: 'C1/2.3' } });
+    const origin = { key: 'mesh', analyzer: 'mesh-misconfig', status: 'supported' as const, confidence: 0.9, title: 't', mechanism: 'm', component: { kind: 'DestinationRule', namespace: 'booking', name: 'fares' }, facts: {}, supporting: [], refuting: [] };
+    expect(withGitRevert(origin, s, [pr, flux], ONSET)).toMatchObject({ facts: { pr: '318', repo: 'lumen/mesh-config' }, mitigation: { action: 'revert_pr', params: { repo: 'lumen/mesh-config', number: 318 } } });
+    // Without the sync naming it, and a title that does not name the object, nothing is guessed.
+    expect(withGitRevert(origin, s, [pr], ONSET).mitigation).toBeUndefined();
   });
 });
