@@ -273,6 +273,8 @@ function mergeAffected(f: Finding, p: Placed, t: Topology, ctx: ReconcileContext
   }
   // What the alert names is affected by definition when it depends on the origin.
   for (const s of ctx.subjects) if (from && nodeId(s.ref) !== nodeId(from) && (!f.component || nodeId(s.ref) !== nodeId(f.component)) && dependsOn(t, s.ref, from)) add(s.ref);
+  // An Ingress hurt by its controller (or a gateway) fails for the Services behind it: their traffic is refused at the edge.
+  for (const r of [...out]) if (r.kind === 'Ingress' && t.outgoing(nodeId(r)).some((e) => e.kind === 'served-by' && seen.has(e.to))) for (const e of t.outgoing(nodeId(r))) if (e.kind === 'routes') add(refOf(e.to));
   // The autoscaler of an affected workload reacts to the fault (scales out, hits its ceiling): in scope too.
   for (const r of [...out]) if (WORKLOAD_KINDS.has(r.kind)) for (const e of t.outgoing(nodeId(r))) if (e.kind === 'scaled-by') add(refOf(e.to));
   return out.slice(0, 40);

@@ -407,3 +407,20 @@ describe('reconcileFindings: consequences an origin names', () => {
     expect(byKey(out, throttled.key).reason).toMatch(/^a consequence, not the cause: explained further down the path: cart: dns-search-path/);
   });
 });
+
+describe('reconcileFindings: an edge fault reaches the Services behind the Ingresses it serves', () => {
+  it('a controller-wide ConfigMap edit has the Ingresses it serves and their backend Services in scope', () => {
+    const s = shop((x) => {
+      x.namespaces.push({ metadata: { name: 'ingress-nginx' } });
+      x.deployments.push({
+        metadata: meta('ingress-nginx-controller', 'ingress-nginx'),
+        spec: { selector: { matchLabels: { app: 'ingress-nginx' } }, template: { metadata: { labels: { app: 'ingress-nginx' } }, spec: { containers: [{ name: 'controller', args: ['/nginx-ingress-controller', '--configmap=$(POD_NAMESPACE)/ingress-nginx-controller'], volumeMounts: [] }], volumes: [{ name: 'cfg', configMap: { name: 'ingress-nginx-controller' } }] } } },
+      } as never);
+    });
+    const controller = ref('Deployment', 'ingress-nginx-controller', 'ingress-nginx');
+    const edit = finding('config-change', ref('ConfigMap', 'ingress-nginx-controller', 'ingress-nginx'), { facts: { changedAt: iso(-14) }, affected: [controller] });
+    const [out] = reconcileFindings([edit], ctx(s));
+    expect(out!.affected).toContainEqual(ref('Ingress', 'edge'));
+    expect(out!.affected).toEqual(expect.arrayContaining([ref('Ingress', 'edge'), ref('Service', 'frontend')]));
+  });
+});
