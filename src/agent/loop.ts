@@ -251,7 +251,7 @@ export async function runAgent(o: AgentOptions): Promise<AgentResult> {
         if (o.signal?.aborted) return finish('stopped');
         pending.push({ type: 'tool_result', callId: c.id, content: out.content, ...(out.isError ? { isError: true } : {}) });
         if (out.digest !== undefined) digests.set(c.id, out.digest);
-        if (out.rejected === 'unknown_tool') unusable.add(`unknown tool "${oneLine(c.name, 60)}"`);
+        if (out.rejected === 'unknown_tool') unusable.add(`unknown tool "${oneLine(o.redactor.redactText(c.name), 60)}"`);
         else if (out.rejected === 'invalid_input') unusable.add(`arguments ${c.name} does not take`);
         else ran += 1;
       }
@@ -305,7 +305,8 @@ export async function runAgent(o: AgentOptions): Promise<AgentResult> {
       misbehaviour = truncated ? 'truncated' : DECLINED.test(text.slice(0, 2000)) ? 'declined' : 'prose';
       lastError =
         misbehaviour === 'declined'
-          ? o.redactor.redactText(`the model declined instead of calling ${SUBMIT_TOOL}: “${oneLine(text, 160)}”`)
+          ? // Redact, then cut: a token cut at the quote's end would no longer look like one.
+            `the model declined instead of calling ${SUBMIT_TOOL}: “${oneLine(o.redactor.redactText(text), 160)}”`
           : truncated
             ? `the model's reply was cut off at the output-token limit before it called ${SUBMIT_TOOL}`
             : `the model ended its turn without calling ${SUBMIT_TOOL}`;

@@ -71,7 +71,7 @@ export async function writeProse(pm: Postmortem, o: ProseOptions): Promise<Prose
 
     const content = call.response.content;
     messages.push({ role: 'assistant', content: content.length > 0 ? content : [{ type: 'text', text: '(no output)' }] });
-    const verdict = judge(content, narrative, corpus);
+    const verdict = judge(content, narrative, corpus, o.redactor);
     if (verdict.ok) {
       const prose = o.redactor.redactValue(verdict.prose);
       return done(withProse(pm, prose, { by: 'model', provider: o.provider.name, model: o.provider.model }));
@@ -86,8 +86,12 @@ export async function writeProse(pm: Postmortem, o: ProseOptions): Promise<Prose
 /** `why` is published in the note, so it never quotes the answer; `unsupported` goes to the audit trail. */
 type Verdict = { ok: true; prose: Narrative } | { ok: false; errors: string[]; why: string; unsupported: string[] };
 
-/** Schema first, then every fact-shaped token of every field against the facts sent. */
-function judge(content: ModelContent[], narrative: Narrative, corpus: FactCorpus): Verdict {
+/**
+ * Schema first, then every fact-shaped token of every field against the facts sent. The answer is redacted
+ * before it is cut into tokens: the tokens are quoted back to the model and kept in the audit trail, and a
+ * secret split from what gave it away (`password: x` → `x`, a card's four groups) no longer looks like one.
+ */
+function judge(content: ModelContent[], narrative: Narrative, corpus: FactCorpus, redactor: Redactor): Verdict {
   const answer = answerOf(content);
   if ('missing' in answer) return { ok: false, errors: [answer.missing], why: 'it gave no answer in the expected shape', unsupported: [] };
   const parsed = proseSchema(narrative).safeParse(answer.input);
@@ -95,7 +99,7 @@ function judge(content: ModelContent[], narrative: Narrative, corpus: FactCorpus
     const errors = parsed.error.issues.slice(0, 10).map((i) => `${i.path.join('.') || '(input)'}: ${i.message}`);
     return { ok: false, errors, why: `its answer was invalid (${errors[0]})`, unsupported: [] };
   }
-  const prose = parsed.data as Narrative;
+  const prose = redactor.redactValue(parsed.data as Narrative);
   const unsupported = [...new Set(Object.values(prose).flatMap((text) => unsupportedFacts(text, corpus)))];
   if (unsupported.length > 0) {
     const n = unsupported.length;

@@ -230,6 +230,24 @@ describe('postmortem prose by the model', () => {
     expect(accepted).not.toHaveProperty('unsupported');
   });
 
+  it('redacts a rejected answer before cutting it into tokens: no secret in the repair message or the audit trail', async () => {
+    // A password given away by its name and a card in four groups: cut into tokens first, `hunter2-qwerty`
+    // and `4111`, `1111`, … no longer look like secrets (found by test/e2e/canary-channels.test.ts).
+    const pasted = 'the db password: hunter2-qwerty and card 4111 1111 1111 1111';
+    const pasting = (req: RecordedRequest): AnthropicReply => {
+      const p = proseFrom(factsSent(req));
+      return { toolCalls: [{ name: 'submit_prose', input: { ...p, scope: `${p.scope} ${pasted}` } }] };
+    };
+    const { api, provider } = await anthropic([pasting, pasting]);
+    await serviceWith(provider).postDraft(pw.incidentId, 'U0BOB');
+    expect(api.requests).toHaveLength(2);
+    const repair = JSON.stringify(api.requests[1]!.body.messages.at(-1));
+    expect(repair).toContain('is not in the facts');
+    const audit = JSON.stringify((await auditOf('postmortem.prose')).at(-1));
+    expect(audit).toContain('[REDACTED:');
+    for (const sink of [repair, audit]) for (const piece of ['hunter2-qwerty', '"4111"', '"1111"']) expect(sink).not.toContain(piece);
+  });
+
   it('takes the repaired answer when the second try keeps to the facts', async () => {
     const { api, provider } = await anthropic([
       (req) => ({ toolCalls: [{ name: 'submit_prose', input: { ...proseFrom(factsSent(req)), cause: 'It was H97 and Postgres ran out of disk.' } }] }),

@@ -496,6 +496,20 @@ describe.each(PROVIDERS)('8. refusals (%s)', (which) => {
     expect(api.remaining()).toBe(1);
     expect(agentNotice(result)).toMatch(/it declined \(“I'm sorry, I can't help with that\.”\) instead of calling submit_diagnosis[\s\S]*deterministic triage stands/);
   });
+
+  it('a declining answer is redacted before it is quoted: a token across the quote’s cut leaves no half behind', async () => {
+    // Assembled at run time so the repository holds no literal token; it starts at character 140 of 160 quoted.
+    const token = ['gh', 'p_', 'Q7wErTyUiOpAsDfGhJkLzXcVbNm1234567890'].join('');
+    const opening = "I can't help with that: the logs I was shown carry credentials,";
+    const declining = `${opening}${' and'.repeat(Math.ceil((140 - opening.length) / 4))} ${token} and more`;
+    const { provider } = await fake(which, [text(which, declining), text(which, declining)], `declines with a token (${which})`);
+    const result = await run(provider);
+    expect(result).toMatchObject({ status: 'invalid_output', misbehaviour: 'declined' });
+    const notice = agentNotice(result)!;
+    expect(notice).toMatch(/it declined \(“I can't help with that/);
+    expect(notice).not.toContain(token.slice(0, 12));
+    expect(result.error ?? '').not.toContain(token.slice(0, 12));
+  });
 });
 
 describe('provider stop reasons', () => {
