@@ -129,7 +129,8 @@ const TURNS: AnthropicReply[] = [
       call('k8s_get', { kind: 'Secret', namespace: ns, name: canary('stripe_secret_test').secret }),
       call('prometheus_query', { query: `up{token="${canary('gitlab_pat').secret}"}` }),
       call('github_pull_request', { repo: `acme/${canary('npm_token').secret}`, number: 7 }),
-      call(canary('huggingface_token').secret, {}),
+      // A tool named like a token, glued to an identifier as a model would write it.
+      call(`lookup_${canary('huggingface_token').secret}`, {}),
     ],
   },
 ];

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createRedactor } from '../../src/redact/index.js';
-import { plantAll, seededRandom } from './planted.js';
+import { chars, plantAll, seededRandom } from './planted.js';
 
 const planted = plantAll(seededRandom(7));
 
@@ -126,5 +126,29 @@ describe('detectors: every planted kind in a log line', () => {
       r.redactText(s);
       expect(performance.now() - t0).toBeLessThan(250);
     }
+  });
+});
+
+describe('prefixed tokens glued to an identifier', () => {
+  const redactor = createRedactor({ salt: 'glued' });
+  const rng = seededRandom(41);
+  const A = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+  const r = (n: number) => chars(rng, A, n);
+  // Assembled at run time so the repository holds no literal token.
+  const tokens = [
+    'sk-' + 'ant-' + 'api03-' + r(40),
+    'xo' + 'xb-' + '1234567890-' + r(24),
+    'glp' + 'at-' + r(20),
+    'h' + 'f_' + r(34),
+    'np' + 'm_' + r(36),
+    'AI' + 'za' + r(35),
+    'hv' + 's.' + r(30),
+    Buffer.from('{"alg":"HS256","typ":"JWT"}').toString('base64url') + '.' + Buffer.from(`{"sub":"${r(12)}"}`).toString('base64url') + '.' + r(43),
+  ];
+  it.each(tokens.map((t) => [t.slice(0, 6), t] as const))('%s… after TOKEN_ or tool_ is still redacted', (_p, token) => {
+    for (const line of [`TOKEN_${token}`, `lookup_${token}`, `-${token}`]) expect(redactor.redactText(line), line).not.toContain(token.slice(6, 18));
+  });
+  it('letters right before a prefix keep it out (desk-… is not sk-…)', () => {
+    expect(redactor.redactText(`desk-${r(40)}x`)).toMatch(/^desk-/);
   });
 });

@@ -14,7 +14,7 @@ function isJoseHeader(segment: string): boolean {
 export const jwtDetector: Detector = {
   name: 'jwt',
   kind: 'jwt',
-  pattern: /(?<![A-Za-z0-9_-])(?<header>eyJ[A-Za-z0-9_-]{2,4000})\.[A-Za-z0-9_-]{2,16000}\.[A-Za-z0-9_-]{0,4000}(?![A-Za-z0-9_-])/dg,
+  pattern: /(?<![A-Za-z0-9])(?<header>eyJ[A-Za-z0-9_-]{2,4000})\.[A-Za-z0-9_-]{2,16000}\.[A-Za-z0-9_-]{0,4000}(?![A-Za-z0-9_-])/dg,
   hints: ['eyJ'],
   select: (m) => (isJoseHeader(m.groups?.['header'] ?? '') ? matchSpan(m) : null),
 };

@@ -22,11 +22,16 @@ function awsSecretSpan(m: RegExpExecArray): { start: number; end: number } | nul
   return idx && mixedCase(secret) && /[0-9]/.test(secret) ? { start: idx[0], end: idx[1] } : null;
 }
 
+/*
+ * Boundaries: a distinctive prefix (`sk-ant-`, `xoxb-`, `glpat-`, `hf_`, …) needs no word boundary on its
+ * left — a token glued to an identifier (`TOKEN_xoxb-…`, a tool named `lookup_hf_…`) is still the token.
+ * Only letters and digits before it keep it out (`desk-` is not `sk-`); the right side stays bounded.
+ */
 export const providerTokenDetectors: readonly Detector[] = [
   {
     name: 'anthropic_key',
     kind: 'anthropic_key',
-    pattern: /(?<![A-Za-z0-9_-])sk-ant-[A-Za-z0-9_-]{20,300}(?![A-Za-z0-9_-])/dg,
+    pattern: /(?<![A-Za-z0-9])sk-ant-[A-Za-z0-9_-]{20,300}(?![A-Za-z0-9_-])/dg,
     hints: ['sk-ant-'],
   },
   {
@@ -34,7 +39,7 @@ export const providerTokenDetectors: readonly Detector[] = [
     kind: 'openai_key',
     // Project/service-account keys carry a tag; legacy keys are `sk-` + alphanumerics, no dashes
     // (which keeps a pod named `sk-payments-worker-…` out).
-    pattern: /(?<![A-Za-z0-9_-])sk-(?:(?<tagged>(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{20,300})|[A-Za-z0-9]{32,200})(?![A-Za-z0-9_-])/dg,
+    pattern: /(?<![A-Za-z0-9])sk-(?:(?<tagged>(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{20,300})|[A-Za-z0-9]{32,200})(?![A-Za-z0-9_-])/dg,
     hints: ['sk-'],
     select: (m) => (m.groups?.['tagged'] !== undefined || (mixedCase(m[0]) && /[0-9]/.test(m[0])) ? matchSpan(m) : null),
   },
@@ -84,7 +89,7 @@ export const providerTokenDetectors: readonly Detector[] = [
   {
     name: 'gcp_api_key',
     kind: 'gcp_api_key',
-    pattern: /(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])/dg,
+    pattern: /(?<![A-Za-z0-9])AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])/dg,
     hints: ['AIza'],
   },
   {
@@ -98,13 +103,13 @@ export const providerTokenDetectors: readonly Detector[] = [
   {
     name: 'gitlab_token',
     kind: 'gitlab_token',
-    pattern: /(?<![A-Za-z0-9_-])glpat-[A-Za-z0-9_-]{20,255}(?![A-Za-z0-9_-])/dg,
+    pattern: /(?<![A-Za-z0-9])glpat-[A-Za-z0-9_-]{20,255}(?![A-Za-z0-9_-])/dg,
     hints: ['glpat-'],
   },
   {
     name: 'slack_token',
     kind: 'slack_token',
-    pattern: /(?<![A-Za-z0-9_-])(?:xox[abposre]-[A-Za-z0-9-]{10,250}|xoxe\.xox[bp]-[A-Za-z0-9-]{10,250}|xapp-[0-9]-[A-Za-z0-9-]{10,250})(?![A-Za-z0-9-])/dg,
+    pattern: /(?<![A-Za-z0-9])(?:xox[abposre]-[A-Za-z0-9-]{10,250}|xoxe\.xox[bp]-[A-Za-z0-9-]{10,250}|xapp-[0-9]-[A-Za-z0-9-]{10,250})(?![A-Za-z0-9-])/dg,
     hints: ['xox', 'xapp-'],
   },
   {
@@ -112,7 +117,7 @@ export const providerTokenDetectors: readonly Detector[] = [
     // base64 (`%2F`, `%2B`, `%3D`), so it needs a wider alphabet than the bot/user tokens above.
     name: 'slack_session_token',
     kind: 'slack_token',
-    pattern: /(?<![A-Za-z0-9_-])xox[cd]-[A-Za-z0-9%+/=_.-]{20,1000}(?![A-Za-z0-9%+/=_.-])/dg,
+    pattern: /(?<![A-Za-z0-9])xox[cd]-[A-Za-z0-9%+/=_.-]{20,1000}(?![A-Za-z0-9%+/=_.-])/dg,
     hints: ['xoxc-', 'xoxd-'],
   },
   {
@@ -121,7 +126,7 @@ export const providerTokenDetectors: readonly Detector[] = [
     // line or a chat client shortened still goes: the `hv?.` prefix carries the weight.
     name: 'vault_token',
     kind: 'vault_token',
-    pattern: /(?<![A-Za-z0-9_.-])hv[sbr]\.[A-Za-z0-9_-]{24,300}(?![A-Za-z0-9_-])/dg,
+    pattern: /(?<![A-Za-z0-9.])hv[sbr]\.[A-Za-z0-9_-]{24,300}(?![A-Za-z0-9_-])/dg,
     hints: ['hvs.', 'hvb.', 'hvr.'],
   },
   {
@@ -148,7 +153,7 @@ export const providerTokenDetectors: readonly Detector[] = [
   {
     name: 'stripe_key',
     kind: 'stripe_key',
-    pattern: /(?<![A-Za-z0-9_])(?:(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,250}|whsec_[A-Za-z0-9]{20,250})(?![A-Za-z0-9_])/dg,
+    pattern: /(?<![A-Za-z0-9])(?:(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,250}|whsec_[A-Za-z0-9]{20,250})(?![A-Za-z0-9_])/dg,
     hints: ['sk_live_', 'sk_test_', 'rk_live_', 'rk_test_', 'whsec_'],
   },
   {
@@ -173,25 +178,25 @@ export const providerTokenDetectors: readonly Detector[] = [
   {
     name: 'google_oauth_token',
     kind: 'google_oauth_token',
-    pattern: /(?<![A-Za-z0-9_-])ya29\.[A-Za-z0-9_-]{20,2000}(?![A-Za-z0-9_-])/dg,
+    pattern: /(?<![A-Za-z0-9])ya29\.[A-Za-z0-9_-]{20,2000}(?![A-Za-z0-9_-])/dg,
     hints: ['ya29.'],
   },
   {
     name: 'npm_token',
     kind: 'npm_token',
-    pattern: /(?<![A-Za-z0-9_])npm_[A-Za-z0-9]{36}(?![A-Za-z0-9_])/dg,
+    pattern: /(?<![A-Za-z0-9])npm_[A-Za-z0-9]{36}(?![A-Za-z0-9_])/dg,
     hints: ['npm_'],
   },
   {
     name: 'sendgrid_key',
     kind: 'sendgrid_key',
-    pattern: /(?<![A-Za-z0-9_-])SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])/dg,
+    pattern: /(?<![A-Za-z0-9])SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])/dg,
     hints: ['SG.'],
   },
   {
     name: 'huggingface_token',
     kind: 'huggingface_token',
-    pattern: /(?<![A-Za-z0-9_])hf_[A-Za-z0-9]{34}(?![A-Za-z0-9_])/dg,
+    pattern: /(?<![A-Za-z0-9])hf_[A-Za-z0-9]{34}(?![A-Za-z0-9_])/dg,
     hints: ['hf_'],
   },
 ];
