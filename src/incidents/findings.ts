@@ -54,7 +54,7 @@ async function writeFindings(w: SealedWriter, investigationId: string, findings:
       scope: f.scope ? redactor.redactText(f.scope) : null,
       reason: f.reason ? redactor.redactText(f.reason) : null,
       mitigation: f.mitigation ? JSON.stringify(redactor.redactValue(f.mitigation)) : null,
-      facts: f.facts ? JSON.stringify(redactor.redactValue(f.facts)) : null,
+      facts: f.facts ? JSON.stringify(redactFacts(redactor, f.facts)) : null,
       affected: f.affected ? JSON.stringify(f.affected) : null,
       family: f.family ?? null,
       role: f.role ?? null,
@@ -73,4 +73,16 @@ async function writeFindings(w: SealedWriter, investigationId: string, findings:
       ...f.refuting.map((e) => evidenceRow(investigationId, h.id, 'refutes', e, redactor)),
     ]);
   }
+}
+
+/**
+ * Fact keys that hold an object's name an analyzer read from metadata (`secret`: the Secret a workload
+ * reads, never its data), so a key named like a secret must not blank them: they are scanned as text.
+ */
+const NAME_FACT_KEYS = new Set(['secret']);
+
+/** Facts, redacted: every value by the usual walk, object-name facts by the text detectors only. */
+export function redactFacts(redactor: Redactor, facts: Record<string, unknown>): Record<string, unknown> {
+  const names = Object.entries(facts).filter((e): e is [string, string] => NAME_FACT_KEYS.has(e[0]) && typeof e[1] === 'string');
+  return { ...redactor.redactValue(facts), ...Object.fromEntries(names.map(([k, v]) => [k, redactor.redactText(v)])) };
 }

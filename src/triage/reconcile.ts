@@ -35,6 +35,8 @@ export interface ReconcileContext {
 const CHANGE_BLAMING = new Set(['deploy-regression', 'config-change', 'helm-release', 'flag-flip']);
 const TIME_FACTS = ['changedAt', 'deployedAt', 'dependencyStart', 'symptomStart', 'since', 'conditionSince', 'limitedSince', 'startedAt'];
 const SKEW_MS = 2 * 60_000;
+/** Trouble that began this long before the onset stays noise even on the origin's own pods (an old crash loop). */
+const NOISE_LONG_BEFORE_MS = 60 * 60_000;
 
 interface Placed {
   f: Finding;
@@ -114,7 +116,9 @@ export function reconcileFindings(findings: Finding[], ctx: ReconcileContext): F
     let f = p.f;
     // A failing pod of the culprit or of its victims is not noise, unless its trouble predates the onset
     // by far (background-noise reports pods the walk reached only then).
-    if (f.analyzer === 'background-noise' && /^noise:(pod|workload):/.test(f.key) && f.component?.namespace && !/before the alert/.test(f.reason ?? '')) {
+    const troubleSince = f.refuting[0]?.observedAt;
+    const longBefore = !!troubleSince && ctx.onset.getTime() - troubleSince.getTime() > NOISE_LONG_BEFORE_MS;
+    if (f.analyzer === 'background-noise' && /^noise:(pod|workload):/.test(f.key) && f.component?.namespace && !longBefore) {
       const owner = f.component.kind === 'Pod' ? t.workloadOf(f.component.namespace, f.component.name) : f.component;
       if (owner && (originWorkloads.has(nodeId(owner)) || origins.some((o) => dependsOn(t, owner, refOf(o.anchor))))) continue;
     }

@@ -203,3 +203,33 @@ describe('init-container-stuck', () => {
     expect(initContainerStuck.analyze(input({ pods: [running] }))).toEqual([]);
   });
 });
+
+describe('init-container-stuck: waiting on a Job that failed', () => {
+  it('localises to the failed Job (a migration hook) and rolls back to the revision that served before it', () => {
+    const waitMigration: V1Container = { name: 'wait-for-migrations', image: 'reg/orders:3.4.0', command: ['sh', '-c', 'until orders migrate status --expect 0087; do sleep 15; done'] };
+    const pods = [stuckPod(`${NEW}-aaaaa`, waitMigration), stuckPod(`${NEW}-bbbbb`, waitMigration)];
+    const job = {
+      metadata: { name: 'orders-migrate-3-4-0', namespace: NS },
+      status: { failed: 3, conditions: [{ type: 'Failed', status: 'True', reason: 'BackoffLimitExceeded', message: 'Job has reached the specified backoff limit' }] },
+    };
+    const c = cluster([svc('orders')], [eps('orders', 2)]);
+    (c!.snapshot as { jobs: unknown[] }).jobs = [job];
+    const [f] = initContainerStuck.analyze(
+      input(
+        {
+          replicaSets: [rs(NEW, 7, [waitMigration], at(-15 * MIN)), rs(OLD, 6, [waitMigration], at(-30 * DAY))],
+          pods,
+          containerLogs: [initLogs(`${NEW}-aaaaa`, 'wait-for-migrations', [{ line: 'waiting for migration job orders-migrate-3-4-0, retry in 15s', count: 60 }])],
+        },
+        { cluster: c },
+      ),
+    );
+    expect(f).toMatchObject({
+      status: 'supported',
+      component: { kind: 'Job', namespace: NS, name: 'orders-migrate-3-4-0' },
+      facts: { initContainer: 'wait-for-migrations', waitingOn: 'orders-migrate-3-4-0', job: 'orders-migrate-3-4-0', jobFailed: 'BackoffLimitExceeded', podsBlocked: 2 },
+      mitigation: { action: 'rollout_undo', params: { toRevision: 6 } },
+    });
+    expect(f!.mechanism).toMatch(/Job orders-migrate-3-4-0 failed \(BackoffLimitExceeded\), so the wait can never end/);
+  });
+});

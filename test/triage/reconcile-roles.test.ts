@@ -424,3 +424,23 @@ describe('reconcileFindings: an edge fault reaches the Services behind the Ingre
     expect(out!.affected).toEqual(expect.arrayContaining([ref('Ingress', 'edge'), ref('Service', 'frontend')]));
   });
 });
+
+describe('reconcileFindings: the culprit\'s own failing pods are never noise', () => {
+  const podNoise = (since: Date) =>
+    finding('background-noise', ref('Pod', 'redis-7d9f-abcde'), {
+      key: 'noise:pod:shop/redis-7d9f-abcde',
+      status: 'unrelated',
+      confidence: 0.02,
+      reason: 'failing since …, 17 min before the alert',
+      supporting: [],
+      refuting: [{ kind: 'object', summary: 'Pod shop/redis-7d9f-abcde is CrashLoopBackOff', citation: { source: 'kubernetes', ref: 'p' }, observedAt: since }],
+    });
+  it('drops an "unrelated" pod of the origin that began failing near the onset, keeps one failing for hours', () => {
+    const s = shop((x) => {
+      x.replicaSets = [{ metadata: { name: 'redis-7d9f', namespace: 'shop', ownerReferences: [{ kind: 'Deployment', name: 'redis', controller: true }] } }] as never;
+      x.pods = [{ metadata: { name: 'redis-7d9f-abcde', namespace: 'shop', labels: { app: 'redis' }, ownerReferences: [{ kind: 'ReplicaSet', name: 'redis-7d9f', controller: true }] }, spec: { containers: [{ name: 'redis' }] } }] as never;
+    });
+    expect(reconcileFindings([redisOom(), podNoise(at(-17))], ctx(s)).map((f) => f.key)).toEqual(['oom-killed:shop/Deployment/redis']);
+    expect(reconcileFindings([redisOom(), podNoise(at(-180))], ctx(s)).map((f) => f.key)).toContain('noise:pod:shop/redis-7d9f-abcde');
+  });
+});

@@ -229,8 +229,10 @@ export const initContainerStuck: Analyzer = {
       if (!explained && l.tail.length) explained = { line: l.tail[l.tail.length - 1]!, count: 1, log: l };
     }
     const fromCommand = targetIn(commandOf(spec), COMMAND_TARGETS);
-    const target = explained?.target ?? fromCommand;
-    const waitingOn = target ? `${target.host}${target.port ? `:${target.port}` : ''}` : undefined;
+    // A wait on a Job of the namespace (a migration the release runs as a hook): its log or command names it.
+    const job = waitedJob(input, `${explained?.line ?? ''} ${commandOf(spec)}`);
+    const target = job ? undefined : (explained?.target ?? fromCommand);
+    const waitingOn = job ? job.name : target ? `${target.host}${target.port ? `:${target.port}` : ''}` : undefined;
     const dep = target ? resolveDependency(input, target.host) : undefined;
 
     const facts: Record<string, string | number | boolean> = { initContainer, podsBlocked: pods.length, state, stuckFor: Math.round(longest / 1000) };
@@ -280,6 +282,11 @@ export const initContainerStuck: Analyzer = {
       });
     }
     if (dep?.evidence) supporting.push(dep.evidence);
+    if (job) {
+      facts['job'] = job.name;
+      if (job.failed) facts['jobFailed'] = job.reason ?? 'Failed';
+      supporting.push({ kind: 'object', summary: `Job ${t.namespace}/${job.name}: ${job.failed ? `failed (${job.reason ?? 'Failed'}${job.message ? `: "${clip(job.message, 120)}"` : ''}, ${job.failures} failed pod${job.failures === 1 ? '' : 's'})` : job.active ? 'still running' : 'not complete'}`, citation: objectCitation('Job', t.namespace, job.name, 'status') });
+    }
 
     // Did the rollout bring the init step (or change it)?
     const { current, previous } = revisions(kube);
@@ -297,12 +304,16 @@ export const initContainerStuck: Analyzer = {
     const { scope, affected, evidence } = servingScope(kube, `${pods.length} of ${kube.pods.length} ${t.name} pods are stuck in Init (${initContainer}), so they never start serving`);
     supporting.push(...evidence.filter((e) => (e.detail?.['ready'] as number) === 0));
 
-    const mitigation: MitigationProposal | undefined =
-      (added || changed) && previous
+    // A failed Job the new revision's pods wait for: the revision before it served without it.
+    const jobUndo = job?.failed && previous && current && rolledOutBefore(current, now) ? undoProposal(kube, previous, `revision ${previous.revision} served before ${job.name} ran; roll back, fix the migration, then roll forward`) : undefined;
+    const mitigation: MitigationProposal | undefined = jobUndo ??
+      ((added || changed) && previous
         ? undoProposal(kube, previous, `revision ${previous.revision} ${added ? `had no ${initContainer} init container` : `ran ${initContainer} as it was`} and its pods started; roll back while ${dep?.ref ? `Service ${dep.ref.namespace}/${dep.ref.name}` : (waitingOn ?? 'the dependency')} is ${dep?.missing ? 'created' : 'fixed'}`)
-        : undefined;
+        : undefined);
 
-    const depText = dep?.missing
+    const depText = job?.failed
+      ? `; Job ${job.name} failed (${job.reason ?? 'Failed'}), so the wait can never end`
+      : dep?.missing
       ? `; Service ${dep.ref!.namespace}/${dep.ref!.name} does not exist, so it can never answer`
       : dep?.ready === 0
         ? `; Service ${dep.ref!.namespace}/${dep.ref!.name} has no ready endpoints${dep.notReady ? ` (${dep.notReady} not ready)` : ''}`
@@ -322,7 +333,7 @@ export const initContainerStuck: Analyzer = {
       `. The app containers never start${appWaiting ? ` (${appWaiting})` : ''}.` +
       ((added || changed) && current ? ` Revision ${current.revision}${current.createdAt ? ` (${clockTime(current.createdAt)}, ${relativeToOnset(current.createdAt, onset)})` : ''} ${added ? 'added this init container' : 'changed this init container'}.` : '');
 
-    const confidence = waitingOn && (dep?.missing || dep?.ready === 0) ? 0.9 : waitingOn ? 0.86 : explained ? 0.8 : 0.72;
+    const confidence = job?.failed || (waitingOn && (dep?.missing || dep?.ready === 0)) ? 0.9 : waitingOn ? 0.86 : explained ? 0.8 : 0.72;
     return [
       {
         key: `${NAME}:${t.namespace}/${t.kind}/${t.name}`,
@@ -331,7 +342,8 @@ export const initContainerStuck: Analyzer = {
         status: 'supported',
         confidence,
         title: `${t.name} pods stuck in Init: ${initContainer} ${waitingOn ? `${state === 'running' ? 'waits for' : 'fails to reach'} ${waitingOn}${dep?.missing ? ' (no such Service)' : dep?.ready === 0 ? ' (no ready endpoints)' : ''}` : state === 'running' ? 'never finishes' : 'keeps failing'}`,
-        component: { kind: t.kind, namespace: t.namespace, name: t.name },
+        // A failed Job it waits for is the faulty object; the workload is what it stops.
+        component: job?.failed ? { kind: 'Job', namespace: t.namespace, name: job.name } : { kind: t.kind, namespace: t.namespace, name: t.name },
         mechanism,
         scope,
         affected: [{ kind: t.kind, namespace: t.namespace, name: t.name }, ...affected],
@@ -343,3 +355,20 @@ export const initContainerStuck: Analyzer = {
     ];
   },
 };
+
+/** The namespace's Job whose name the wait names, with how it ended (from the snapshot). */
+function waitedJob(input: TriageInput, text: string): { name: string; failed: boolean; active: boolean; failures: number; reason?: string; message?: string } | undefined {
+  const t = input.kube.target!;
+  const jobs = (input.cluster?.snapshot.jobs ?? []).filter((j) => j.metadata?.namespace === t.namespace && j.metadata?.name);
+  const j = jobs.filter((x) => text.includes(x.metadata!.name!)).sort((a, b) => b.metadata!.name!.length - a.metadata!.name!.length)[0];
+  if (!j) return undefined;
+  const cond = (j.status?.conditions ?? []).find((c) => c.type === 'Failed' && c.status === 'True');
+  return {
+    name: j.metadata!.name!,
+    failed: !!cond || ((j.status?.failed ?? 0) > 0 && !j.status?.active && !j.status?.succeeded),
+    active: (j.status?.active ?? 0) > 0,
+    failures: j.status?.failed ?? 0,
+    ...(cond?.reason ? { reason: cond.reason } : {}),
+    ...(cond?.message ? { message: cond.message } : {}),
+  };
+}
