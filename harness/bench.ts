@@ -15,7 +15,7 @@
  *     (it cannot tokenise: ⌈characters of system + JSON(tools) + JSON(messages) ÷ 4⌉ per request), and
  *     compared with the raw evidence of that scenario's world.
  * Options: --json FILE, --storm-seconds N (default 60), --storm-posts N (default 1000), --samples N (default 30),
- * --only model-input | throughput (just that measurement).
+ * --only model-input | throughput | storm (just that measurement).
  */
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -93,12 +93,12 @@ async function ackAndFirstCard(samples: number) {
       eventAcks.push(reply.delivery!.ackMs);
       const cmd = await world.slack.sendCommand({ command: '/sre', text: 'status', user_id: 'U0BOB', channel_id: ALERT_CHANNEL, trigger_id: `b${i}` });
       commandAcks.push(cmd.ackMs);
-      // A button click: Pin on H1 of the board.
+      // A click: Pin in the ⋯ menu of H1 on the board.
       const h1 = await db.hypothesis.findFirst({ where: { label: 'H1' } });
       const board = world.slack.threadOf(ALERT_CHANNEL, post.message.ts).find((m) => (m.metadata as { event_payload?: { purpose?: string } })?.event_payload?.purpose === 'board');
       if (h1 && board) {
         const clickRes = await world.slack.sendInteraction(
-          blockActionsPayload({ user: { id: 'U0BOB' }, channel: ALERT_CHANNEL, message: { ts: board.ts, thread_ts: post.message.ts, blocks: board.blocks ?? [] }, action: { action_id: 'hyp_pin', value: h1.id, block_id: `hyp:${h1.id}` } }),
+          blockActionsPayload({ user: { id: 'U0BOB' }, channel: ALERT_CHANNEL, message: { ts: board.ts, thread_ts: post.message.ts, blocks: board.blocks ?? [] }, action: { action_id: 'hyp_menu', block_id: `hyp:${h1.id}`, selected_option: { value: `pin:${h1.id}` } } }),
         );
         clickAcks.push(clickRes.ackMs);
       }
@@ -127,10 +127,27 @@ async function storm(posts: number, seconds: number, distinct: number) {
     }
     await Promise.all(sends);
     await world.settle();
+    const drained = performance.now();
+    // Count-only edits of the summary cards wait out their gap: the newest counts follow within it.
+    await new Promise((r) => setTimeout(r, world.vigil!.thread.countEditGapMs + 1000));
+    await world.settle();
     const db = world.vigil!.db.prisma;
     const incidents = await db.incident.count();
     const alerts = await db.alert.count();
     const threads = new Set((await db.slackPost.findMany({ where: { purpose: 'header' } })).map((p) => p.incidentId)).size;
+    // Posts per incident by what they are (header, board, escalation, alert notes…): what a storm costs at 1 post/s.
+    const byPurpose: Record<string, number> = {};
+    const purposeOf = new Map<string, string>();
+    for (const p of await db.slackPost.findMany({ where: { ts: { not: null } }, select: { purpose: true, ts: true } })) {
+      const kind = p.purpose.replace(/:.*$/, '');
+      byPurpose[kind] = (byPurpose[kind] ?? 0) + 1;
+      purposeOf.set(p.ts!, kind);
+    }
+    const editsByPurpose: Record<string, number> = {};
+    for (const c of world.slack.callsTo('chat.update')) {
+      const kind = purposeOf.get(String(c.body['ts'])) ?? 'other';
+      editsByPurpose[kind] = (editsByPurpose[kind] ?? 0) + 1;
+    }
     return {
       alerts: posts,
       distinct,
@@ -141,7 +158,10 @@ async function storm(posts: number, seconds: number, distinct: number) {
       rejected: world.slack.rejections.length,
       slackPosts: world.slack.callsTo('chat.postMessage').length,
       slackUpdates: world.slack.callsTo('chat.update').length,
-      drainSeconds: Math.round((performance.now() - started) / 100) / 10,
+      postsPerIncident: incidents ? Math.round((world.slack.callsTo('chat.postMessage').length / incidents) * 10) / 10 : 0,
+      postsByPurpose: byPurpose,
+      editsByPurpose,
+      drainSeconds: Math.round((drained - started) / 100) / 10,
       peakRssMb: Math.round(peak / 1024 / 1024),
     };
   } finally {
@@ -618,6 +638,12 @@ async function main() {
   console.log(`Vigil bench · ${new Date().toISOString()} · node ${process.version} · ${process.platform}/${process.arch}`);
   if (values.only === 'throughput') {
     console.log(JSON.stringify(throughput()));
+    return;
+  }
+  if (values.only === 'storm') {
+    const s = await storm(Number(values['storm-posts']), Number(values['storm-seconds']), Number(values['storm-distinct']));
+    console.log(JSON.stringify(s));
+    if (values.json) writeFileSync(values.json, JSON.stringify({ at: new Date().toISOString(), node: process.version, storm: s }, null, 2));
     return;
   }
   if (values.only === 'model-input') {

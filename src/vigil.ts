@@ -339,6 +339,7 @@ export async function startVigil(config: Config, log: Logger, o: VigilOverrides 
       await app.stop().catch(() => undefined);
       await desk.idle();
       await runner.stop();
+      await thread.stop();
       await approvals?.stopAll();
       await tracing?.shutdown();
       await anchorer?.stop();

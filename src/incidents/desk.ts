@@ -14,7 +14,7 @@ import { renderErrorNote } from '../slack/blocks/notes.js';
 import { renderHome } from '../slack/blocks/home.js';
 import { fallbackText } from '../slack/blocks/mrkdwn.js';
 import { decodeSlackText, mentionedUsers } from '../slack/blocks/plain.js';
-import type { StatusModel } from '../slack/blocks/models.js';
+import type { BoardModel, StatusModel } from '../slack/blocks/models.js';
 import type { Db } from '../store/db.js';
 import { isUniqueViolation } from '../store/db.js';
 import type { ChatMessage, ChatPort } from './chat.js';
@@ -140,6 +140,11 @@ export class IncidentDesk {
         await this.showInThread(ref.incidentId);
       })(),
     );
+  }
+
+  /** The board as the thread shows it, for the "Show all" dialog. */
+  boardFor(incidentId: string): Promise<BoardModel | undefined> {
+    return this.deps.thread.boardFor(incidentId);
   }
 
   /** "Add evidence" from a hypothesis's dialog: a link and/or a note. */
@@ -545,7 +550,8 @@ export class IncidentDesk {
 
   /** A change announced in a change channel joins the change timeline; anything else there is ignored. */
   private async recordAnnouncement(m: ChannelMessage): Promise<void> {
-    const text = [m.message.text ?? '', ...(m.message.attachments ?? []).flatMap((a) => [a.title ?? '', a.text ?? a.fallback ?? ''])].join('\n');
+    // Fields too: Flux's notification-controller puts the revision in one.
+    const text = [m.message.text ?? '', ...(m.message.attachments ?? []).flatMap((a) => [a.title ?? '', a.text ?? a.fallback ?? '', ...(a.fields ?? []).map((f) => `${f.title ?? ''}: ${f.value ?? ''}`)])].join('\n');
     // Redacted before parsing: parsing strips `_*~` markup and cuts the text, after which `ghp_…` reads
     // `ghp…` and no detector matches it any more.
     const change = parseAnnouncement({ channel: m.channel, ts: m.ts, text: this.deps.redactor.redactText(text), author: m.message.username ?? m.user ?? m.botId ?? 'unknown', at: slackTsToDate(m.ts) });

@@ -6,7 +6,8 @@ import { renderHypothesisBoard } from '../slack/blocks/board.js';
 import { renderAlreadyTrackedNote, renderEscalation, renderManualRoot, renderRepeatNote, renderResolvedNote } from '../slack/blocks/notes.js';
 import { SLACK_LIMITS, truncateMrkdwn } from '../slack/blocks/limits.js';
 import { chatErrorCode, type ChatMessage, type ChatPort } from './chat.js';
-import { boardModel, escalationModel, incidentCard, loadIncidentRecord, type IncidentRecord } from './views.js';
+import { boardModel, escalationModel, incidentCard, loadIncidentRecord, type BoardOptions, type IncidentRecord } from './views.js';
+import type { BoardModel } from '../slack/blocks/models.js';
 import type { LinkSettings } from '../slack/blocks/links.js';
 import type { IncidentPaging, PageStatus } from '../paging/index.js';
 import type { SkillLibrary } from '../knowledge/skills.js';
@@ -53,6 +54,11 @@ interface DesiredPost {
   message: ChatMessage;
   /** Notes are written once; cards are edited in place when their content changes. */
   editable: boolean;
+  /**
+   * The summary card without its alert count: when only the count changed (a repeat), the edit may wait
+   * (see ThreadSync.countEditGapMs).
+   */
+  substance?: string;
 }
 
 /**
@@ -84,6 +90,17 @@ export class ThreadSync {
   /** The team's skills (VIGIL_SKILLS_DIR): the board cites the one for the leading hypothesis. */
   skills: SkillLibrary | undefined;
 
+  /**
+   * Edits of the summary card that only change its count (`fired 12×, last 14:05`) go out at most this often
+   * per incident; the newest count follows once the gap is over. Anything else on the card (the answer, the
+   * state, a notice) is edited at once. An alert storm thus costs a few edits per incident, not one per repeat.
+   */
+  countEditGapMs = 20_000;
+  /** Per incident: the summary card's substance as Slack shows it, and when its count was last edited alone. */
+  private readonly shown = new Map<string, { substance: string; countAt: number }>();
+  private readonly trailing = new Map<string, NodeJS.Timeout>();
+  private stopped = false;
+
   constructor(
     private readonly db: Db,
     private readonly chat: ChatPort,
@@ -113,6 +130,40 @@ export class ThreadSync {
       })
       .catch(() => undefined);
     return next;
+  }
+
+  /** No more deferred count edits (shutdown): pending ones are dropped; the next sync after a restart shows the count. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const t of this.trailing.values()) clearTimeout(t);
+    this.trailing.clear();
+    // A deferred count edit may have started just before: let it finish before the database closes.
+    await Promise.allSettled([...this.tails.values()]);
+  }
+
+  /** Whether this header edit changes only the count and comes too soon after the last such edit; if so, one follows later. */
+  private deferCountEdit(incidentId: string, d: DesiredPost): boolean {
+    const shown = this.shown.get(incidentId);
+    if (!d.substance || !shown || shown.substance !== d.substance) return false;
+    const wait = shown.countAt + this.countEditGapMs - Date.now();
+    if (wait <= 0) return false;
+    if (!this.trailing.has(incidentId) && !this.stopped) {
+      const t = setTimeout(() => {
+        this.trailing.delete(incidentId);
+        if (!this.stopped) this.sync(incidentId).catch((err: unknown) => this.log.warn({ incidentId, err: String(err) }, 'could not bring the summary card’s count up to date; the next sync tries again'));
+      }, wait);
+      t.unref?.();
+      this.trailing.set(incidentId, t);
+    }
+    return true;
+  }
+
+  /** After the summary card went out: remember what it shows (and when its count alone was edited). */
+  private noteShown(incidentId: string, d: DesiredPost, edit: boolean): void {
+    if (!d.substance) return;
+    const prev = this.shown.get(incidentId);
+    const countOnly = edit && prev?.substance === d.substance;
+    this.shown.set(incidentId, { substance: d.substance, countAt: countOnly ? Date.now() : prev?.countAt ?? 0 });
   }
 
   private async syncNow(incidentId: string): Promise<void> {
@@ -185,9 +236,22 @@ export class ThreadSync {
     }
   }
 
+  private boardOptions(): BoardOptions {
+    return { fixesNeedApproval: this.fixesNeedApproval, links: this.links, ...(this.skills ? { skills: this.skills } : {}) };
+  }
+
+  /** The board as the thread shows it, for the "Show all" dialog (undefined: no board yet). */
+  async boardFor(incidentId: string): Promise<BoardModel | undefined> {
+    return boardModel(await loadIncidentRecord(this.db, incidentId), this.boardOptions());
+  }
+
   private async desiredPosts(r: IncidentRecord, threadTs: string, pages: PageStatus[] = []): Promise<DesiredPost[]> {
-    const posts: DesiredPost[] = [{ purpose: 'header', threadTs, message: renderIncidentHeader(incidentCard(r)), editable: true }];
-    const board = boardModel(r, { fixesNeedApproval: this.fixesNeedApproval, links: this.links, ...(this.skills ? { skills: this.skills } : {}) });
+    const opts = this.boardOptions();
+    // The first post is the summary card (purpose `header`, as threads made before it hold): the answer first.
+    const card = incidentCard(r, { ...opts, pages });
+    const substance = createHash('sha256').update(JSON.stringify(renderIncidentHeader({ ...card, alertCount: 0, lastAlertAt: card.openedAt }))).digest('hex');
+    const posts: DesiredPost[] = [{ purpose: 'header', threadTs, message: renderIncidentHeader(card), editable: true, substance }];
+    const board = boardModel(r, opts);
     if (board) posts.push({ purpose: 'board', threadTs, message: renderHypothesisBoard(board), editable: true });
     const escalation = escalationModel(r);
     if (escalation) posts.push({ purpose: 'escalation', threadTs, message: renderEscalation({ ...escalation, ...(pages.length ? { pages } : {}) }), editable: true });
@@ -200,11 +264,14 @@ export class ThreadSync {
     for (const [i, a] of r.alerts.entries()) {
       if (a.status === 'firing') firing++;
       if (i === 0) continue;
-      // A burst of repeats updates the header's count; only a re-fire after a quiet spell gets its own note.
-      const quiet = a.receivedAt.getTime() - noted >= REPEAT_NOTE_QUIET_MS || i === 1;
-      if (a.status === 'firing' && !quiet) continue;
-      noted = a.receivedAt.getTime();
-      if (!posted.has(`alert:${a.id}`)) {
+      // A burst of repeats updates the summary card's count (`fired 40×, last 14:05`); only a re-fire after a
+      // quiet spell, or the resolve, gets its own note in the thread. The first repeat of a burst still gets
+      // a pointer under its own post, so the channel sees the alert is tracked. A storm thus costs each
+      // incident thread two posts (the summary card and the board), not three.
+      const quiet = a.receivedAt.getTime() - noted >= REPEAT_NOTE_QUIET_MS;
+      if (a.status === 'firing' && !quiet && i !== 1) continue;
+      if (quiet || a.status !== 'firing') noted = a.receivedAt.getTime();
+      if ((quiet || a.status !== 'firing') && !posted.has(`alert:${a.id}`)) {
         const message = a.status === 'resolved' ? renderResolvedNote({ at: a.receivedAt, by: 'alert' }) : renderRepeatNote({ count: firing, at: a.receivedAt, link: undefined });
         posts.push({ purpose: `alert:${a.id}`, threadTs, message, editable: false });
       }
@@ -230,8 +297,10 @@ export class ThreadSync {
     try {
       if (row?.ts) {
         if (d.editable && row.contentHash !== hash) {
+          if (this.deferCountEdit(r.id, d)) return row.ts;
           if (await this.edit(r.channelId, row.ts, d.message)) {
             await this.db.slackPost.update({ where: { id: row.id }, data: { contentHash: hash } });
+            this.noteShown(r.id, d, true);
             return row.ts;
           }
           // Someone deleted the card: forget its ts and post it anew.
@@ -274,6 +343,7 @@ export class ThreadSync {
     const tag = { incidentId: r.id, purpose: d.purpose };
     const { ts } = await this.sendable(d.message, (m) => this.chat.post(r.channelId, d.threadTs, m, tag));
     await this.db.slackPost.update({ where: { id: rowId }, data: { ts, contentHash: hash } });
+    this.noteShown(r.id, d, false);
     return ts;
   }
 

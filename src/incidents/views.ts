@@ -1,7 +1,8 @@
 import type { Alert } from '../alerts/types.js';
 import type { Db } from '../store/db.js';
 import { proposedTarget } from '../approvals/policy-input.js';
-import type { BoardFix, BoardHypothesis, BoardModel, BoardProcedure, IncidentCardModel, InvestigationPhase } from '../slack/blocks/models.js';
+import type { AnswerHypothesis, BoardFix, BoardHypothesis, BoardModel, BoardProcedure, IncidentAnswer, IncidentCardModel, InvestigationPhase, NextStep } from '../slack/blocks/models.js';
+import type { PageStatus } from '../paging/index.js';
 import { citedSkill, fillPlaceholders, skillSituation, type SkillLibrary } from '../knowledge/skills.js';
 import type { HypothesisStatus, MitigationProposal } from '../triage/types.js';
 import { readContext } from './context.js';
@@ -39,19 +40,78 @@ export type IncidentRecord = Awaited<ReturnType<typeof loadIncidentRecord>>;
 /** Triage has produced its findings (the model step, if any, may still be running). */
 const triaged = (step: string) => step === 'triaged' || step === 'deepened' || step === 'reported';
 
+/**
+ * Investigating → Triaged → Mitigating → Mitigated → Resolved, or Needs a human (nothing supported, or
+ * handed over) and Investigation failed. Mitigating/Mitigated follow the newest fix request of the incident
+ * (follow-up cards aside): approved or executing, then executed (and verified); a rollback undoes that.
+ */
 export function phaseOf(r: IncidentRecord): InvestigationPhase {
   if (r.status === 'resolved') return 'resolved';
   const inv = r.investigations[0];
   if (!inv) return 'investigating';
   if (inv.state === 'failed') return 'failed';
+  const fix = r.approvals.find((q) => !q.hypothesisKey.startsWith('followup:'));
+  if (fix && !fix.hypothesisKey.startsWith('rollback:')) {
+    if (fix.status === 'approved' || fix.status === 'executing') return 'mitigating';
+    if (fix.status === 'executed') return 'mitigated';
+  }
   if (triaged(inv.step)) {
     const supported = inv.hypotheses.some((h) => h.status === 'supported');
-    return supported ? 'triaged' : 'needs_human';
+    return supported && !escalationModel(r) ? 'triaged' : 'needs_human';
   }
   return 'investigating';
 }
 
-export function incidentCard(r: IncidentRecord): IncidentCardModel {
+type HypothesisRow = IncidentRecord['investigations'][number]['hypotheses'][number];
+
+/** Supported with cited supporting evidence: what the board shows as supported (see displayStatus). */
+const standsBehind = (h: HypothesisRow): boolean => h.status === 'supported' && h.evidence.some((e) => e.stance === 'supports' && e.citationSource.trim() !== '' && e.citationRef.trim() !== '');
+
+const byConfidence = (a: HypothesisRow, b: HypothesisRow) => b.confidence - a.confidence || a.ordinal - b.ordinal;
+
+const named = (h: HypothesisRow): AnswerHypothesis => ({ label: h.label, title: h.title, confidence: h.confidence, ...(h.analyzer === 'model' ? { byModel: true } : {}) });
+
+/**
+ * The summary card's answer: what is wrong (the leading hypothesis Vigil stands behind, or "not sure yet"
+ * with the best lead), what is affected, and what to do next (the fix as far as it went, or who to page).
+ */
+function answerOf(r: IncidentRecord, opts: CardOptions): IncidentAnswer {
+  const inv = r.investigations[0];
+  if (!inv) return { next: { kind: 'wait' } };
+  const hs = inv.hypotheses;
+  const leading = hs.filter(standsBehind).sort(byConfidence)[0];
+  const lead = leading ? undefined : hs.filter((h) => h.status === 'open' || h.status === 'inconclusive' || h.status === 'supported').sort(byConfidence)[0];
+  const settled = hs.filter((h) => h.status === 'ruled_out' || h.status === 'unrelated').length;
+  const escalation = escalationModel(r);
+  const phase = phaseOf(r);
+  let next: NextStep;
+  if (phase === 'resolved') next = { kind: 'done' };
+  else if (phase === 'failed') next = { kind: 'retry' };
+  else if (leading?.mitigation && (phase !== 'needs_human' || !escalation)) {
+    const fix = boardFix(r, { analyzer: leading.analyzer, mitigation: leading.mitigation }, opts);
+    const proposal = JSON.parse(leading.mitigation) as MitigationProposal;
+    next = { kind: 'fix', fix, action: proposal.action, ...(fix.risk !== undefined ? { risk: fix.risk } : {}), ...(fix.state === 'suggested' ? { suggested: proposal.command } : {}) };
+  } else if (escalation) {
+    const ctx = readContext(inv.context);
+    const paged = (opts.pages ?? []).filter((p) => p.state === 'paged').map((p) => p.label);
+    next = { kind: 'page', ...(ctx.owner ? { owner: ctx.owner } : {}), reason: escalation.reason, ...(paged.length ? { paged } : {}) };
+  } else if (leading && triaged(inv.step)) next = { kind: 'no_fix' };
+  else next = { kind: 'wait' };
+  return {
+    ...(leading ? { leading: named(leading) } : {}),
+    ...(lead ? { lead: named(lead) } : {}),
+    ...(hs.length ? { counts: { active: hs.length - settled, settled } } : {}),
+    ...(leading?.scope ? { affected: leading.scope } : {}),
+    next,
+  };
+}
+
+/** The summary card also needs the board's options (how far a fix went) and who was paged. */
+export interface CardOptions extends BoardOptions {
+  pages?: PageStatus[];
+}
+
+export function incidentCard(r: IncidentRecord, opts: CardOptions = {}): IncidentCardModel {
   const inv = r.investigations[0];
   const ctx = inv ? readContext(inv.context) : {};
   const first = r.alerts[0];
@@ -75,6 +135,7 @@ export function incidentCard(r: IncidentRecord): IncidentCardModel {
     resolvedAt: r.resolvedAt ?? undefined,
     alertLink: alert?.link,
     notice: inv?.state === 'failed' ? failedNotice(inv.lastError) : ctx.notice,
+    answer: answerOf(r, opts),
   };
 }
 
@@ -152,13 +213,15 @@ function boardFix(r: IncidentRecord, leading: { analyzer: string; mitigation: st
   // Vigil does not propose that change again on its own after a responder's rule-out: say how to get it back.
   const hint = req.status === 'withdrawn' && reason.includes(RULED_OUT_BY_RESPONDER) ? '. Confirm a hypothesis that proposes it to get a fresh card' : '';
   if (over) return { author, state: 'over', status: `${over}${reason ? `: ${reason}` : ''}${hint}` };
-  const command = req.plan ? (JSON.parse(req.plan) as { command?: string }).command : undefined;
+  const plan = req.plan ? (JSON.parse(req.plan) as { command?: string; risk?: { score?: number } }) : undefined;
+  const command = plan?.command;
+  const risk = typeof plan?.risk?.score === 'number' ? plan.risk.score : undefined;
   const status =
     req.status === 'pending' ? 'waiting for approval on its card in this thread'
     : req.status === 'executed' ? 'executed and verified'
     : req.status === 'failed' ? `failed${reason ? `: ${reason}` : ''}`
     : 'approved, executing';
-  return { author, state: 'planned', ...(command ? { command } : {}), status };
+  return { author, state: 'planned', ...(command ? { command } : {}), ...(risk !== undefined ? { risk } : {}), request: req.status, status };
 }
 
 export function boardModel(r: IncidentRecord, opts: BoardOptions = {}): BoardModel | undefined {

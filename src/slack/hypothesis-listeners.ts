@@ -2,7 +2,8 @@ import type { App } from '@slack/bolt';
 import { z } from 'zod';
 import type { Logger } from 'pino';
 import type { IncidentDesk } from '../incidents/desk.js';
-import { HYPOTHESIS_ACTIONS } from './blocks/hypothesis.js';
+import { HYPOTHESIS_ACTIONS, HYPOTHESIS_MENU, parseMenuValue, type HypothesisControl } from './blocks/hypothesis.js';
+import { BOARD_SHOW_ALL, renderAllHypothesesView } from './blocks/board.js';
 
 const REFUTE_VIEW = 'hyp_refute_reason';
 const EVIDENCE_VIEW = 'hyp_add_evidence';
@@ -10,20 +11,23 @@ const EVIDENCE_VIEW = 'hyp_add_evidence';
 interface ButtonBody {
   user: { id: string };
   trigger_id?: string;
-  actions?: { value?: string }[];
+  /** A button carries `value`; the overflow menu its `selected_option.value` (`<control>:<hypothesis id>`). */
+  actions?: { value?: string; selected_option?: { value?: string } }[];
   channel?: { id?: string };
-  container?: { thread_ts?: string };
+  container?: { type?: string; thread_ts?: string };
   message?: { thread_ts?: string };
+  /** Set when the click came from a dialog (the "Show all" one). */
+  view?: { id?: string; private_metadata?: string };
 }
 
 /** Which hypothesis a click or dialog is about, and where its board is (for an answer when it no longer exists). */
 const Target = z.object({ hypothesisId: z.string(), channelId: z.string().optional(), threadTs: z.string().optional() });
 type Target = z.infer<typeof Target>;
 
-function targetOf(b: ButtonBody): Target {
+function targetOf(b: ButtonBody, hypothesisId = b.actions?.[0]?.value ?? ''): Target {
   const channelId = b.channel?.id;
   const threadTs = b.container?.thread_ts ?? b.message?.thread_ts;
-  return { hypothesisId: b.actions?.[0]?.value ?? '', ...(channelId ? { channelId } : {}), ...(threadTs ? { threadTs } : {}) };
+  return { hypothesisId, ...(channelId ? { channelId } : {}), ...(threadTs ? { threadTs } : {}) };
 }
 
 /** A dialog carries its target in private_metadata; a bare id is what dialogs opened by earlier versions hold. */
@@ -51,39 +55,78 @@ const textInput = (block: string, label: string, opts: { multiline?: boolean; op
  * (trigger_id lives 3 s, so right after the ack), translate to a desk call. Any responder may steer.
  */
 export function registerHypothesisListeners(app: App, desk: IncidentDesk, log: Logger): void {
-  app.action(HYPOTHESIS_ACTIONS.confirm, async ({ ack, body }) => {
-    await ack();
-    await desk.onHypothesisControl({ ...targetOf(body as ButtonBody), userId: (body as ButtonBody).user.id, action: 'confirm' });
-  });
-  app.action(HYPOTHESIS_ACTIONS.pin, async ({ ack, body }) => {
-    await ack();
-    await desk.onHypothesisControl({ ...targetOf(body as ButtonBody), userId: (body as ButtonBody).user.id, action: 'pin' });
-  });
-  /** Open a dialog for a button: ack first, then views.open at once (trigger_id lives 3 s). */
-  const dialog = (actionId: string, callbackId: string, title: string, submit: string, blocks: unknown[]) =>
-    app.action(actionId, async ({ ack, body, client }) => {
+  const DIALOGS = {
+    refute: {
+      callbackId: REFUTE_VIEW,
+      title: 'Refute hypothesis',
+      submit: 'Refute',
+      blocks: [textInput('reason', 'Why is it wrong?', { multiline: true, placeholder: 'e.g. the DB was healthy: p99 3 ms, 41/200 connections' })],
+    },
+    evidence: {
+      callbackId: EVIDENCE_VIEW,
+      title: 'Add evidence',
+      submit: 'Add',
+      blocks: [textInput('link', 'Link (dashboard, log query, trace)', { optional: true, placeholder: 'https://…' }), textInput('note', 'Note', { multiline: true, optional: true })],
+    },
+  } as const;
+
+  /**
+   * One control on one hypothesis, from its button (boards posted before the ⋯ menu) or its menu option:
+   * Confirm and Pin go to the desk; Refute… and Add evidence… open their dialog right after the ack
+   * (trigger_id lives 3 s) — pushed on top when the click came from the "Show all" dialog.
+   */
+  const control = async (control: HypothesisControl, b: ButtonBody, target: Target, client: { views: { open: (a: never) => Promise<unknown>; push: (a: never) => Promise<unknown>; update: (a: never) => Promise<unknown> } }) => {
+    if (control === 'confirm' || control === 'pin') {
+      await desk.onHypothesisControl({ ...target, userId: b.user.id, action: control });
+      if (b.view?.id) await refreshAll(b, client);
+      return;
+    }
+    const d = DIALOGS[control];
+    const view = {
+      type: 'modal',
+      callback_id: d.callbackId,
+      private_metadata: JSON.stringify(target),
+      title: { type: 'plain_text', text: d.title },
+      submit: { type: 'plain_text', text: d.submit },
+      close: { type: 'plain_text', text: 'Cancel' },
+      blocks: d.blocks,
+    };
+    const args = { trigger_id: b.trigger_id!, view } as never;
+    await (b.view?.id ? client.views.push(args) : client.views.open(args));
+  };
+
+  /** After a click in the "Show all" dialog, show it as it now stands. */
+  const refreshAll = async (b: ButtonBody, client: { views: { update: (a: never) => Promise<unknown> } }) => {
+    const incidentId = incidentOf(b.view?.private_metadata);
+    const board = incidentId ? await desk.boardFor(incidentId).catch(() => undefined) : undefined;
+    if (board) await client.views.update({ view_id: b.view!.id!, view: renderAllHypothesesView(board) } as never).catch((err: unknown) => log.warn({ err: String(err) }, 'could not refresh the hypotheses dialog'));
+  };
+
+  for (const c of Object.keys(HYPOTHESIS_ACTIONS) as HypothesisControl[]) {
+    app.action(HYPOTHESIS_ACTIONS[c], async ({ ack, body, client }) => {
       await ack();
       const b = body as ButtonBody;
-      await client.views.open({
-        trigger_id: b.trigger_id!,
-        view: {
-          type: 'modal',
-          callback_id: callbackId,
-          private_metadata: JSON.stringify(targetOf(b)),
-          title: { type: 'plain_text', text: title },
-          submit: { type: 'plain_text', text: submit },
-          close: { type: 'plain_text', text: 'Cancel' },
-          blocks: blocks as never,
-        },
-      });
+      await control(c, b, targetOf(b), client as never);
     });
-  dialog(HYPOTHESIS_ACTIONS.refute, REFUTE_VIEW, 'Refute hypothesis', 'Refute', [
-    textInput('reason', 'Why is it wrong?', { multiline: true, placeholder: 'e.g. the DB was healthy: p99 3 ms, 41/200 connections' }),
-  ]);
-  dialog(HYPOTHESIS_ACTIONS.evidence, EVIDENCE_VIEW, 'Add evidence', 'Add', [
-    textInput('link', 'Link (dashboard, log query, trace)', { optional: true, placeholder: 'https://…' }),
-    textInput('note', 'Note', { multiline: true, optional: true }),
-  ]);
+  }
+
+  // The ⋯ menu of a hypothesis: the same controls as the buttons, by the option's value.
+  app.action(HYPOTHESIS_MENU, async ({ ack, body, client }) => {
+    await ack();
+    const b = body as ButtonBody;
+    const chosen = parseMenuValue(b.actions?.[0]?.selected_option?.value);
+    if (!chosen) return void log.warn({ value: b.actions?.[0]?.selected_option?.value }, 'a hypothesis menu option Vigil does not know');
+    await control(chosen.control, b, targetOf(b, chosen.hypothesisId), client as never);
+  });
+
+  // "Show all N": every hypothesis in full, in a dialog (the board lists settled ones one line each).
+  app.action(BOARD_SHOW_ALL, async ({ ack, body, client }) => {
+    await ack();
+    const b = body as ButtonBody;
+    const board = await desk.boardFor(b.actions?.[0]?.value ?? '').catch((err: unknown) => void log.warn({ err: String(err) }, 'no board to show for "Show all"'));
+    if (!board) return;
+    await client.views.open({ trigger_id: b.trigger_id!, view: renderAllHypothesesView(board) as never });
+  });
 
   app.view(REFUTE_VIEW, async ({ ack, view, body }) => {
     const reason = view.state.values['reason']?.['reason']?.value?.trim();
@@ -100,4 +143,14 @@ export function registerHypothesisListeners(app: App, desk: IncidentDesk, log: L
     await desk.onResponderEvidence({ hypothesisId: targetFromMetadata(view.private_metadata).hypothesisId, userId: body.user.id, ...(link ? { link } : {}), ...(note ? { note } : {}) });
   });
   log.debug('hypothesis controls registered');
+}
+
+/** The incident a "Show all" dialog is about, from its private_metadata. */
+function incidentOf(meta: string | undefined): string | undefined {
+  try {
+    const v = JSON.parse(meta ?? '') as { incidentId?: unknown };
+    return typeof v.incidentId === 'string' ? v.incidentId : undefined;
+  } catch {
+    return undefined;
+  }
 }

@@ -26,6 +26,7 @@ export const METHOD_SCOPES: Readonly<Record<string, readonly string[]>> = {
   'views.open': [],
   'views.publish': [],
   'views.update': [],
+  'views.push': [],
   'reactions.add': ['reactions:write'],
   'conversations.join': ['channels:join'],
 };

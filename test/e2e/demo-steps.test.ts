@@ -68,6 +68,10 @@ describe('npm run demo -- --steps', () => {
     expect(r.steps).toEqual([expect.objectContaining({ index: 0, as: 'U0VIGILSRE', click: 'approve', card: expect.objectContaining({ status: 'pending', action: 'scale', target: 'deployment/checkout' }), outcome: 'request executed' })]);
     expect(cardsNow(r)).toEqual([expect.stringMatching(/✅ Executed and verified[\s\S]*approved by @U0VIGILSRE[\s\S]*Verification ✓ passed/)]);
     expect(postedAt(r, 0)).toContainEqual(expect.stringMatching(/^✅ Done: scale deployment\/checkout to 3 \(from 0\) as `system:serviceaccount:vigil:vigil-executor`, approved by @U0VIGILSRE; verified\./));
+    // The summary card answers first and follows the fix: Triaged with the fix to approve and its risk, then Mitigated.
+    const summaries = r.posts.map((p) => p.text).filter((t) => /^(🔎|🧭|🛠️|🩹|✅ Resolved|🙋)/u.test(t));
+    expect(summaries).toContainEqual(expect.stringMatching(/^🧭 Triaged — H1 checkout scaled to 0 .* · confidence high \(0\.\d+\)\nAffected: `shop\/checkout` · critical — .*\nNext: approve or reject the fix on its card in this thread ⤵ `kubectl scale deployment\/checkout -n shop --replicas=3` · risk \d+\/100\n/));
+    expect(summaries.at(-1)).toMatch(/^🩹 Mitigated — H1 checkout scaled to 0 .*\nAffected: .*\nNext: watch the alert clear: the fix `kubectl scale deployment\/checkout -n shop --replicas=3` ran and was verified\n/);
   });
 
   it('rule-out-then-approve.yaml: a reply rules out H1, its fix is withdrawn, and the click on it is refused; nothing is written', async () => {
@@ -77,7 +81,9 @@ describe('npm run demo -- --steps', () => {
     expect(r.refusals).toEqual([
       { step: 1, user: 'U0VIGILSRE', text: expect.stringMatching(/^⛔ Not accepted: this fix was withdrawn \(H1 \(checkout scaled to 0 by `kubectl scale`.*\) was ruled out by a responder: the scale-down was planned maintenance, keep it at 0\); nothing changed and nothing will run from it\.$/) },
     ]);
-    expect(postedAt(r, 0)).toContainEqual(expect.stringMatching(/^# Hypothesis board\nH1 ○ ruled out — checkout scaled to 0/));
+    // On the compact board H1 is now one line with the responder's reason; the summary card says a human takes over.
+    expect(postedAt(r, 0)).toContainEqual(expect.stringMatching(/^# Hypothesis board\n(?:.*\n)?  ┊ ○ H1 ruled out — checkout scaled to 0.*: ruled out by a responder: the scale-down was planned maintenance/));
+    expect(postedAt(r, 0)).toContainEqual(expect.stringMatching(/^🙋 Needs a human — not sure: every hypothesis was ruled out\n/));
     expect(postedAt(r, 0)).toContainEqual(expect.stringMatching(/^# Proposed fix: scale deployment\/checkout to 3 \(from 0\)\n↩️ Withdrawn: H1 /));
     expect(r.steps[1]).toMatchObject({ as: 'U0VIGILSRE', click: 'approve', card: { status: 'withdrawn' }, outcome: expect.stringMatching(/^click refused; request withdrawn/) });
     // No card but the withdrawn one, and it stays so: the click changed nothing.

@@ -235,7 +235,11 @@ describe('debug logs of the Slack layer', () => {
     const posted = world.slack.callsTo('chat.postMessage').map((c) => JSON.stringify(c.body));
     expect(posted.length).toBeGreaterThan(0);
     // The cards Vigil posted (blocks) appear in no log line; no SDK line is longer than its cap.
-    const blocksText = world.slack.callsTo('chat.postMessage').map((c) => String(c.body['blocks'] ?? '')).filter((b) => b.length > 200);
+    // (The blocks as sent: a JSON string, or the parsed array; `String()` of the array only said "[object Object]".)
+    const blocksText = world.slack
+      .callsTo('chat.postMessage')
+      .map((c) => (typeof c.body['blocks'] === 'string' ? c.body['blocks'] : JSON.stringify(c.body['blocks'] ?? '')))
+      .filter((b) => b.length > 200);
     expect(blocksText.length).toBeGreaterThan(0);
     for (const b of blocksText) expect(logs.raw.some((line) => line.includes(b.slice(0, 120)))).toBe(false);
     for (const l of sdk) expect(String(l['msg']).length).toBeLessThanOrEqual(600);

@@ -72,8 +72,8 @@ describe('thread sync when Slack refuses a post', () => {
     const header = await post('header');
     world.slack.deleteMessage(ALERT_CHANNEL, header.ts!);
 
-    // A repeat changes the header's count (an edit Slack answers message_not_found) and earns a note after it.
-    await world.postAlert();
+    // A repeat changes the header's count (an edit Slack answers message_not_found) and earns a pointer under its own post.
+    const dup = await world.postAlert();
     await world.settle();
 
     const reposted = await post('header');
@@ -81,9 +81,11 @@ describe('thread sync when Slack refuses a post', () => {
     const thread = world.slack.threadOf(ALERT_CHANNEL, ts);
     expect(thread.map((m) => m.ts)).toContain(reposted.ts);
     expect(world.slack.message(ALERT_CHANNEL, reposted.ts!)?.text).toMatch(/checkout/i);
-    const notes = await db().slackPost.findMany({ where: { incidentId: incident.id, purpose: { startsWith: 'alert:' } } });
+    expect(world.slack.message(ALERT_CHANNEL, reposted.ts!)?.text).toMatch(/fired 2×|checkout/i);
+    const notes = await db().slackPost.findMany({ where: { incidentId: incident.id, purpose: { startsWith: 'tracked:' } } });
     expect(notes.length).toBeGreaterThan(0);
-    expect(notes.every((n) => n.ts && thread.some((m) => m.ts === n.ts))).toBe(true);
+    const underDup = world.slack.threadOf(ALERT_CHANNEL, dup.ts);
+    expect(notes.every((n) => n.ts && underDup.some((m) => m.ts === n.ts))).toBe(true);
 
     // The board keeps changing: ruling out a hypothesis edits it.
     const board = await post('board');
@@ -124,7 +126,8 @@ describe('thread sync when Slack refuses a post', () => {
     world.slack.failNext('chat.postMessage', { error: 'msg_too_long' });
     await world.postAlert();
     await world.settle();
-    const note = (await db().slackPost.findMany({ where: { incidentId: incident.id, purpose: { startsWith: 'alert:' } } }))[0]!;
+    // A quick repeat earns no note in the incident thread, only the pointer under its own post: that one is refused.
+    const note = (await db().slackPost.findMany({ where: { incidentId: incident.id, purpose: { startsWith: 'tracked:' } } }))[0]!;
     expect(note.ts).toBeTruthy();
     const posts = world.slack.callsTo('chat.postMessage');
     const refused = posts.findLast((c) => c.response?.body.error === 'msg_too_long')!;

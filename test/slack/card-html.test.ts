@@ -36,8 +36,9 @@ describe('card HTML renderer (scripts/render-cards.ts, no Chromium)', () => {
     });
     const html = messageToHtml({ author: 'Vigil', app: true, blocks });
     expect(html).toContain('<code>kubectl get deployments.apps checkout -n shop -o yaml</code> field <code>spec.replicas</code>');
-    expect(html).toContain('<span class="button">Confirm H1</span>');
-    expect(pageHtml('Card', 'x', [{ author: 'Vigil', blocks }])).toMatch(/^<!doctype html>[\s\S]*<style>[\s\S]*Confirm H1[\s\S]*<\/html>\n$/);
+    // Its controls are one ⋯ menu beside it.
+    expect(html).toContain('<div class="accessory"><span class="button overflow">⋯</span></div>');
+    expect(pageHtml('Card', 'x', [{ author: 'Vigil', blocks }])).toMatch(/^<!doctype html>[\s\S]*<style>[\s\S]*checkout scaled to 0[\s\S]*<\/html>\n$/);
     expect(formatSlackDate(0, '{date_num} {time_secs}')).toBe('1970-01-01 00:00:00');
   });
 });

@@ -2,7 +2,7 @@ import type { KnownBlock } from '@slack/types';
 import type { HypothesisStatus } from '../../triage/types.js';
 import { contextBlock, dividerBlock, headerBlock, sectionBlock, type RenderedMessage } from './elements.js';
 import { slackTime, utcClock } from './format.js';
-import { displayStatus, orderForDisplay, renderHypothesis, STATUS_DISPLAY } from './hypothesis.js';
+import { displayStatus, isSettledHypothesis, orderForDisplay, renderHypothesis, settledLine, STATUS_DISPLAY } from './hypothesis.js';
 import { BLOCKS_TEXT_BUDGET, blocksTextLength, fitBlocks, SLACK_LIMITS } from './limits.js';
 import { codeSpan, fallbackText, mention, mrkdwnText } from './mrkdwn.js';
 import type { BoardFix, BoardHypothesis, BoardModel, BoardProcedure } from './models.js';
@@ -15,7 +15,8 @@ const LEGEND = (Object.keys(STATUS_DISPLAY) as HypothesisStatus[]).map((s) => `$
 /** Scope, suggested mitigation, steering, gaps and the "updated" line: always shown, each bounded. */
 function footerBlocks(m: BoardModel): KnownBlock[] {
   const blocks: KnownBlock[] = [dividerBlock()];
-  if (m.scope) blocks.push(sectionBlock(`*Scope:* ${mrkdwnText(m.scope, BOUNDS.scope)}`));
+  // The leading hypothesis shows its scope above (and the summary card as "Affected"): not a third time.
+  if (m.scope && !m.hypotheses.some((h) => h.status === 'supported' && h.scope?.trim() === m.scope?.trim())) blocks.push(sectionBlock(`*Scope:* ${mrkdwnText(m.scope, BOUNDS.scope)}`));
   if (m.mitigation) blocks.push(sectionBlock(mitigationText(m.mitigation, m.fix)));
   if (m.procedure) blocks.push(...procedureBlocks(m.procedure));
   if (m.changes && m.changes.length > 0) {
@@ -102,24 +103,58 @@ function fallback(m: BoardModel, ordered: readonly BoardHypothesis[]): string {
   return fallbackText(`Hypothesis board: ${top.label} ${status}: ${top.title}${others} · ${when}`, 300);
 }
 
+/** The "Show all N" button: opens a dialog with every hypothesis in full; its value is the incident id. */
+export const BOARD_SHOW_ALL = 'board_show_all';
+
+/** Ruled-out and unrelated hypotheses listed one line each on the board; the rest are counted. */
+const SETTLED_LINES = 8;
+
 /**
- * The hypothesis board, edited in place as the investigation moves: hypotheses ordered supported → open →
- * not sure → ruled out → unrelated, each with its cited evidence, then scope, the suggested mitigation,
- * steering, gaps and when it was updated. Whatever the input size it stays within one message's limits:
- * hypotheses that do not fit are summarised in one line by status.
+ * Ruled-out and unrelated hypotheses, one line each with the reason (`○ H2 ruled out — Helm rollback: last
+ * Helm change 3 days ago`) as far as `textBudget` allows, the rest and the active hypotheses that did not fit
+ * counted in one line; then the "Show all N" button. With no budget it is the worst case (everything counted).
+ */
+function settledBlocks(m: BoardModel, settled: readonly BoardHypothesis[], omitted: readonly BoardHypothesis[], total: number, textBudget = 0): KnownBlock[] {
+  if (settled.length === 0 && omitted.length === 0) return [];
+  const lines: string[] = [];
+  let used = 0;
+  for (const h of settled.slice(0, SETTLED_LINES)) {
+    const line = settledLine(h);
+    if (used + line.length + 1 > Math.min(textBudget, SLACK_LIMITS.textObject)) break;
+    lines.push(line);
+    used += line.length + 1;
+  }
+  const rest = [...omitted, ...settled.slice(lines.length)];
+  const blocks: KnownBlock[] = [];
+  if (lines.length > 0) blocks.push(contextBlock([lines.join('\n')]));
+  if (rest.length > 0) blocks.push(contextBlock([omittedSummary(rest)]));
+  const button = { type: 'button' as const, action_id: BOARD_SHOW_ALL, text: { type: 'plain_text' as const, text: `Show all ${total} with evidence` }, value: m.incidentId.slice(0, 200) };
+  blocks.push({ type: 'actions', block_id: 'board:show_all', elements: [button] } as KnownBlock);
+  return blocks;
+}
+
+/**
+ * The hypothesis board, edited in place as the investigation moves. Compact: supported, open and not-sure
+ * hypotheses in full with their evidence and one ⋯ menu each (Confirm / Refute… / Pin / Add evidence…);
+ * ruled-out and unrelated ones one line each with the reason, and "Show all N" opens them in full; then
+ * scope, the suggested mitigation, steering received (always shown), gaps and when it was updated. Whatever
+ * the input size it stays within one message's limits: what does not fit is counted by status.
  */
 export function renderHypothesisBoard(m: BoardModel): RenderedMessage {
   const ordered = orderForDisplay(m.hypotheses);
+  const active = ordered.filter((h) => !isSettledHypothesis(h));
+  const settled = ordered.filter((h) => isSettledHypothesis(h));
   const head: KnownBlock[] = [headerBlock('Hypothesis board')];
   const footer = footerBlocks(m);
-  const reserve = sectionBlock(omittedSummary(ordered)); // worst-case size of the "not shown" line
-  const maxBlocks = SLACK_LIMITS.blocksPerMessage - head.length - footer.length - 1;
-  const maxText = BLOCKS_TEXT_BUDGET - blocksTextLength(head) - blocksTextLength(footer) - blocksTextLength([reserve]);
+  // Worst case of the settled part: every hypothesis counted, plus the block its one-line list takes.
+  const reserve = [...settledBlocks(m, settled, ordered, ordered.length), ...(settled.length ? [contextBlock(['—'])] : [])];
+  const maxBlocks = SLACK_LIMITS.blocksPerMessage - head.length - footer.length - reserve.length - 1;
+  const maxText = BLOCKS_TEXT_BUDGET - blocksTextLength(head) - blocksTextLength(footer) - blocksTextLength(reserve);
 
   const body: KnownBlock[] = [];
   let text = 0;
   let shown = 0;
-  for (const h of ordered) {
+  for (const h of active) {
     const blocks = renderHypothesis(h);
     const size = blocksTextLength(blocks);
     if (body.length + blocks.length > maxBlocks || text + size > maxText) break;
@@ -128,10 +163,39 @@ export function renderHypothesisBoard(m: BoardModel): RenderedMessage {
     shown++;
   }
   if (ordered.length === 0) body.push(sectionBlock('_No hypotheses yet — still collecting evidence._'));
-  const rest = ordered.slice(shown);
-  if (rest.length > 0) body.push(contextBlock([omittedSummary(rest)]));
+  else if (active.length === 0) body.push(sectionBlock('_No hypothesis stands: every one is ruled out or unrelated._'));
+  // Settled lines get what text the active hypotheses left.
+  body.push(...settledBlocks(m, settled, active.slice(shown), ordered.length, maxText - text));
 
   // Safety net only: the budget above already keeps the board within one message.
   const blocks = fitBlocks([...head, ...body, ...footer], SLACK_LIMITS.blocksPerMessage, { keepTail: footer.length });
   return { text: fallback(m, ordered), blocks };
+}
+
+/** Blocks a modal may hold (Slack: 100). */
+const MODAL_BLOCKS = 100;
+
+/**
+ * The "Show all" dialog: every hypothesis in full, in board order, with its evidence and (except unrelated
+ * ones) its ⋯ menu, so a ruled-out hypothesis can be confirmed again from here.
+ */
+export function renderAllHypothesesView(m: BoardModel): { type: 'modal'; title: { type: 'plain_text'; text: string }; close: { type: 'plain_text'; text: string }; blocks: KnownBlock[]; private_metadata: string } {
+  const ordered = orderForDisplay(m.hypotheses);
+  const blocks: KnownBlock[] = [contextBlock([`${ordered.length} ${ordered.length === 1 ? 'hypothesis' : 'hypotheses'} · updated ${slackTime(m.updatedAt)} · incident ${mrkdwnText(m.incidentId, 60)}`, LEGEND])];
+  let shown = 0;
+  for (const h of ordered) {
+    const next = renderHypothesis(h);
+    if (blocks.length + next.length + 1 > MODAL_BLOCKS || blocksTextLength([...blocks, ...next]) > BLOCKS_TEXT_BUDGET) break;
+    blocks.push(...next);
+    shown++;
+  }
+  if (ordered.length === 0) blocks.push(sectionBlock('_No hypotheses yet — still collecting evidence._'));
+  if (shown < ordered.length) blocks.push(contextBlock([omittedSummary(ordered.slice(shown))]));
+  return {
+    type: 'modal',
+    title: { type: 'plain_text', text: 'All hypotheses' },
+    close: { type: 'plain_text', text: 'Close' },
+    private_metadata: JSON.stringify({ incidentId: m.incidentId }),
+    blocks,
+  };
 }

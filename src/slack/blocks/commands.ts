@@ -36,6 +36,8 @@ export function renderHelp(opts: { error?: string } = {}): RenderedMessage {
 const PHASE_WORDS: Record<InvestigationPhase, string> = {
   investigating: 'investigating',
   triaged: 'triaged',
+  mitigating: 'mitigating',
+  mitigated: 'mitigated',
   needs_human: 'needs a human',
   failed: 'investigation failed',
   resolved: 'resolved',

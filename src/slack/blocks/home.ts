@@ -8,6 +8,8 @@ import type { InvestigationPhase, StatusModel } from './models.js';
 const PHASE: Record<InvestigationPhase, string> = {
   investigating: '🔎 investigating',
   triaged: '🧭 triaged',
+  mitigating: '🛠️ mitigating',
+  mitigated: '🩹 mitigated',
   needs_human: '🙋 needs a human',
   failed: '⚠️ investigation failed',
   resolved: '✅ resolved',

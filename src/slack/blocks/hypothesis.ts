@@ -28,6 +28,8 @@ const BOUNDS = {
   citationUrl: 600,
   citationCommand: 200,
   evidenceText: 1500,
+  settledTitle: 120,
+  settledReason: 200,
 } as const;
 
 const isSettled = (s: HypothesisStatus): boolean => s === 'ruled_out' || s === 'unrelated';
@@ -70,6 +72,8 @@ function commandText(c: Citation): string {
 
 const STANCE_WORD: Record<EvidenceLine['stance'], string> = { supports: 'for', refutes: 'against', context: 'context' };
 
+const byResponder = (e: EvidenceLine): boolean => e.citation.source === 'responder';
+
 function evidenceOrder(status: HypothesisStatus): EvidenceLine['stance'][] {
   return isSettled(status) ? ['refutes', 'supports', 'context'] : ['supports', 'refutes', 'context'];
 }
@@ -78,8 +82,10 @@ function evidenceOrder(status: HypothesisStatus): EvidenceLine['stance'][] {
 function evidenceText(h: BoardHypothesis, status: HypothesisStatus): string {
   if (h.evidence.length === 0) return '_no cited evidence yet_';
   const order = evidenceOrder(status);
-  const sorted = [...h.evidence].sort((a, b) => order.indexOf(a.stance) - order.indexOf(b.stance));
-  const maxLines = isSettled(status) ? BOUNDS.evidenceLines.settled : BOUNDS.evidenceLines.active;
+  // Responder-added evidence first and never cut for Vigil's own: the team's word is always on the board.
+  const rank = (e: EvidenceLine) => (byResponder(e) ? -1 : order.indexOf(e.stance));
+  const sorted = [...h.evidence].sort((a, b) => rank(a) - rank(b));
+  const maxLines = (isSettled(status) ? BOUNDS.evidenceLines.settled : BOUNDS.evidenceLines.active) + sorted.filter(byResponder).length;
   const lines: string[] = [];
   let length = 0;
   for (const e of sorted) {
@@ -101,8 +107,12 @@ function componentText(h: BoardHypothesis): string | undefined {
   return c.namespace ? `${what} in ${codeSpan(c.namespace, 80)}` : what;
 }
 
-/** One hypothesis: a section (label, marker, status, confidence, title, component, mechanism, reason) and its evidence. */
-export function renderHypothesis(h: BoardHypothesis): KnownBlock[] {
+/**
+ * One hypothesis in full: a section (label, marker, status, confidence, title, component, mechanism, reason)
+ * with its controls in one overflow menu (⋯) as the section's accessory, then its evidence. `controls: false`
+ * renders it without them.
+ */
+export function renderHypothesis(h: BoardHypothesis, opts: { controls?: boolean } = {}): KnownBlock[] {
   const { status, downgraded } = displayStatus(h);
   const show = STATUS_DISPLAY[status];
   const settled = isSettled(status);
@@ -124,25 +134,56 @@ export function renderHypothesis(h: BoardHypothesis): KnownBlock[] {
     lines.push(`_${status === 'unrelated' ? 'Unrelated' : status === 'ruled_out' ? 'Ruled out' : 'Why not sure'}:_ ${mrkdwnText(h.reason, BOUNDS.reason)}`);
   }
   if (h.steeredBy) lines.push(`_steered by_ ${mention(h.steeredBy)}`);
-  const blocks: KnownBlock[] = [sectionBlock(lines.join('\n')), contextBlock([evidenceText(h, status)])];
-  if (h.id && status !== 'unrelated') blocks.push(hypothesisControls(h.id, h.label));
-  return blocks;
+  const section = sectionBlock(lines.join('\n'));
+  const menu = opts.controls !== false && h.id && status !== 'unrelated' ? hypothesisMenu(h.id, h.label, status) : undefined;
+  return [menu ? { ...section, block_id: `hyp:${h.id}`.slice(0, 255), accessory: menu } : section, contextBlock([evidenceText(h, status)])];
 }
+
+/**
+ * A ruled-out or unrelated hypothesis in one line with its reason: `○ H2 ruled out — Helm rollback: last Helm
+ * change 3 days ago`. Its evidence and controls are in the "Show all" dialog.
+ */
+export function settledLine(h: BoardHypothesis): string {
+  const { status } = displayStatus(h);
+  const show = STATUS_DISPLAY[status];
+  const title = h.byModel ? `the model says: “${mrkdwnText(h.title.replace(/\s*\n\s*/g, ' '), BOUNDS.settledTitle)}”` : mrkdwnText(h.title.replace(/\s*\n\s*/g, ' '), BOUNDS.settledTitle);
+  const reason = h.reason?.trim() ? `: ${mrkdwnText(h.reason.replace(/\s*\n\s*/g, ' '), BOUNDS.settledReason)}` : '';
+  const by = h.steeredBy ? ` · _steered by_ ${mention(h.steeredBy)}` : '';
+  const line = `${show.marker} *${mrkdwnText(h.label, 20)}* ${show.words} — ${title}${reason}${by}`;
+  // Evidence a responder added stays visible even on a settled hypothesis.
+  const added = h.evidence.filter(byResponder).slice(-2).map((e) => `      ↳ _${STANCE_WORD[e.stance]}_ ${mrkdwnText(e.summary.replace(/\s*\n\s*/g, ' '), BOUNDS.evidenceSummary)} — ${renderCitation(e.citation)}`);
+  return [line, ...added].join('\n');
+}
+
+export const isSettledHypothesis = (h: BoardHypothesis): boolean => isSettled(displayStatus(h).status);
 
 /** Action ids of the per-hypothesis controls; the button value is the hypothesis id (never a payload). */
 export const HYPOTHESIS_ACTIONS = { confirm: 'hyp_confirm', refute: 'hyp_refute', pin: 'hyp_pin', evidence: 'hyp_evidence' } as const;
 
-/** Confirm, Refute (asks for a reason), Pin and Add evidence (a link or a note): steering without a sentence. */
-function hypothesisControls(id: string, label: string): KnownBlock {
-  const button = (action_id: string, text: string, extra: Record<string, unknown> = {}) => ({ type: 'button' as const, action_id, text: { type: 'plain_text' as const, text }, value: id.slice(0, 200), ...extra });
-  return {
-    type: 'actions',
-    block_id: `hyp:${id}`.slice(0, 255),
-    elements: [
-      button(HYPOTHESIS_ACTIONS.confirm, `Confirm ${label}`.slice(0, 75)),
-      button(HYPOTHESIS_ACTIONS.refute, 'Refute…'),
-      button(HYPOTHESIS_ACTIONS.pin, 'Pin'),
-      button(HYPOTHESIS_ACTIONS.evidence, 'Add evidence…'),
-    ],
-  } as KnownBlock;
+/** The overflow menu carrying a hypothesis's controls; each option's value is `<control>:<hypothesis id>`. */
+export const HYPOTHESIS_MENU = 'hyp_menu';
+
+export type HypothesisControl = keyof typeof HYPOTHESIS_ACTIONS;
+
+/** `refute:c123` → { control: 'refute', hypothesisId: 'c123' }; undefined for anything else. */
+export function parseMenuValue(value: string | undefined): { control: HypothesisControl; hypothesisId: string } | undefined {
+  const m = /^(confirm|refute|pin|evidence):(.+)$/.exec(value ?? '');
+  return m ? { control: m[1] as HypothesisControl, hypothesisId: m[2]! } : undefined;
+}
+
+/**
+ * Confirm, Refute… (asks for a reason), Pin and Add evidence… (a link or a note) in one overflow menu instead
+ * of four buttons under every hypothesis: steering without a sentence, one ⋯ per hypothesis. A ruled-out
+ * hypothesis has no Refute.
+ */
+function hypothesisMenu(id: string, label: string, status: HypothesisStatus) {
+  const value = (control: HypothesisControl) => `${control}:${id}`.slice(0, 150);
+  const option = (text: string, control: HypothesisControl) => ({ text: { type: 'plain_text' as const, text: text.slice(0, 75) }, value: value(control) });
+  const options = [
+    option(`Confirm ${label}`, 'confirm'),
+    ...(status === 'ruled_out' ? [] : [option('Refute…', 'refute')]),
+    option('Pin', 'pin'),
+    option('Add evidence…', 'evidence'),
+  ];
+  return { type: 'overflow' as const, action_id: HYPOTHESIS_MENU, options };
 }

@@ -8,8 +8,12 @@ import type { HypothesisStatus, MitigationProposal } from '../../triage/types.js
 
 export type IncidentStatus = 'open' | 'resolved';
 
-/** Where the investigation is, in words a responder understands. */
-export type InvestigationPhase = 'investigating' | 'triaged' | 'needs_human' | 'failed' | 'resolved';
+/**
+ * Where the incident is, in words a responder understands: Investigating → Triaged → Mitigating (an approved
+ * fix is running) → Mitigated (it ran and was verified, the alert has not cleared yet) → Resolved; or Needs a
+ * human (nothing supported, or handed over) and Investigation failed.
+ */
+export type InvestigationPhase = 'investigating' | 'triaged' | 'mitigating' | 'mitigated' | 'needs_human' | 'failed' | 'resolved';
 
 export interface IncidentCardModel {
   incidentId: string;
@@ -33,7 +37,46 @@ export interface IncidentCardModel {
   traceId?: string;
   /** One-line note when something went wrong (e.g. "Kubernetes API unreachable: …; retrying"). */
   notice?: string;
+  /** The answer the summary card leads with: what is wrong, what is affected, what to do next. */
+  answer?: IncidentAnswer;
 }
+
+/** A hypothesis as the summary card names it. */
+export interface AnswerHypothesis {
+  label: string;
+  title: string;
+  confidence: number;
+  /** Written by the model: quoted and attributed. */
+  byModel?: boolean;
+}
+
+/**
+ * The summary card's first three lines, as data. `leading` is the supported hypothesis Vigil stands behind;
+ * without one the card says "not sure yet" and names the best open lead, if any.
+ */
+export interface IncidentAnswer {
+  leading?: AnswerHypothesis;
+  /** The best open (or not sure) lead when nothing is supported. */
+  lead?: AnswerHypothesis;
+  /** Hypotheses on the board, by how they stand (the card's pointer to the board). */
+  counts?: { active: number; settled: number };
+  /** What is affected, from the leading hypothesis' scope (the target is shown beside it). */
+  affected?: string;
+  next: NextStep;
+}
+
+/**
+ * What a responder should do next. fix-*: the leading fix as the planner, the policy and the approvers took it
+ * (the command only when Vigil stands behind it, see BoardFix); page: Vigil handed over (who was paged).
+ */
+export type NextStep =
+  | { kind: 'wait' }
+  /** `suggested`: the proposal's own command, shown only when nothing plans fixes (read-only Vigil). */
+  | { kind: 'fix'; fix: BoardFix; action: string; risk?: number; suggested?: string }
+  | { kind: 'no_fix' }
+  | { kind: 'page'; owner?: string; reason: string; paged?: string[] }
+  | { kind: 'retry' }
+  | { kind: 'done' };
 
 export interface EvidenceLine {
   summary: string;
@@ -108,6 +151,10 @@ export interface BoardFix {
   state: 'suggested' | 'checking' | 'planned' | 'refused' | 'over';
   /** The planner's command (state planned only). */
   command?: string;
+  /** The plan's risk score, 0–100 (state planned only, when the plan is stored). */
+  risk?: number;
+  /** The approval request's status (pending, approved, executing, executed, failed…), state planned only. */
+  request?: string;
   /** The card's status in words (planned, over), or the refusal with its rule (refused). */
   status?: string;
 }

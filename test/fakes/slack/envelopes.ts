@@ -108,8 +108,11 @@ export interface BlockActionInput {
   channel: string;
   /** The message carrying the button (as stored by the fake, or any object with ts). */
   message: { ts: string; text?: string; blocks?: unknown[]; thread_ts?: string };
-  action: { action_id: string; block_id?: string; value?: string; type?: string; text?: string };
+  /** An overflow or select carries `selected_option` instead of a value. */
+  action: { action_id: string; block_id?: string; value?: string; type?: string; text?: string; selected_option?: { value: string; text?: string } };
   trigger_id?: string;
+  /** Set for a click inside a dialog: the payload then has a view container and no channel or message. */
+  view?: { id: string; private_metadata?: string };
   response_url?: string;
 }
 
@@ -118,7 +121,7 @@ export function blockActionsPayload(input: BlockActionInput, ctx: EnvelopeContex
   const c = { ...ENVELOPE_DEFAULTS, ...ctx };
   const { action, message } = input;
   const actionTs = `${(Date.now() / 1000).toFixed(6)}`;
-  return {
+  const payload: Record<string, unknown> = {
     type: 'block_actions',
     user: { id: input.user.id, username: input.user.name ?? input.user.id, name: input.user.name ?? input.user.id, team_id: c.team_id },
     api_app_id: c.api_app_id,
@@ -133,14 +136,21 @@ export function blockActionsPayload(input: BlockActionInput, ctx: EnvelopeContex
     state: { values: {} },
     ...(input.response_url ? { response_url: input.response_url } : {}),
     actions: [{
-      type: action.type ?? 'button',
+      type: action.type ?? (action.selected_option ? 'overflow' : 'button'),
       action_id: action.action_id,
       block_id: action.block_id ?? 'actions',
       ...(action.value !== undefined ? { value: action.value } : {}),
-      text: { type: 'plain_text', text: action.text ?? action.action_id, emoji: true },
+      ...(action.selected_option
+        ? { selected_option: { text: { type: 'plain_text', text: action.selected_option.text ?? action.selected_option.value, emoji: true }, value: action.selected_option.value } }
+        : { text: { type: 'plain_text', text: action.text ?? action.action_id, emoji: true } }),
       action_ts: actionTs,
     }],
   };
+  if (input.view) {
+    const { channel: _c, message: _m, ...rest } = payload;
+    return { ...rest, container: { type: 'view', view_id: input.view.id }, view: { id: input.view.id, type: 'modal', private_metadata: input.view.private_metadata ?? '', hash: `${input.view.id}.hash`, state: { values: {} } } };
+  }
+  return payload;
 }
 
 function dropUndefined<T extends Record<string, unknown>>(obj: T): Partial<T> {

@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { renderHypothesisBoard } from '../../../src/slack/blocks/board.js';
+import { BOARD_SHOW_ALL, renderAllHypothesesView, renderHypothesisBoard } from '../../../src/slack/blocks/board.js';
+import { HYPOTHESIS_MENU, parseMenuValue } from '../../../src/slack/blocks/hypothesis.js';
 import type { BoardHypothesis, BoardModel } from '../../../src/slack/blocks/models.js';
 import { renderBlocksAsText } from '../../../src/slack/blocks/text.js';
 import type { HypothesisStatus } from '../../../src/triage/types.js';
 import { at, demoBoard } from './demo-board.js';
-import { allTexts, expectValidMessage } from './valid.js';
+import { allTexts, expectValidMessage, expectValidView } from './valid.js';
 
 const sectionTexts = (m: { blocks: unknown[] }): string[] => allTexts(m.blocks);
 
@@ -18,17 +19,30 @@ describe('renderHypothesisBoard: the demo incident', () => {
     expect(board.blocks[0]).toMatchObject({ type: 'header', text: { type: 'plain_text', text: 'Hypothesis board' } });
   });
 
-  it('orders supported, ruled out, unrelated with their markers', () => {
+  it('orders supported, ruled out, unrelated with their markers: settled ones one line each with the reason', () => {
     const h1 = find('*H1* ● *supported*');
-    const h2 = find('*H2* ○ *ruled out*');
-    const h3 = find('*H3* ⊘ *unrelated*');
+    const settled = find('○ *H2* ruled out');
     expect(h1).toBeGreaterThan(0);
-    expect(h2).toBeGreaterThan(h1);
-    expect(h3).toBeGreaterThan(h2);
+    expect(settled).toBeGreaterThan(h1);
     expect(texts[h1]).toContain('confidence high (0.92)');
     expect(texts[h1]).toContain('`deployment/checkout` in `shop`');
-    expect(texts[h2]).toContain('_Ruled out:_ last Helm change 3 days ago (rev 7, replicaCount 3)');
-    expect(texts[h3]).toContain('_Unrelated:_ other namespace');
+    const lines = texts[settled]!.split('\n');
+    expect(lines).toEqual([
+      '○ *H2* ruled out — Helm rollback: last Helm change 3 days ago (rev 7, replicaCount 3)',
+      '⊘ *H3* unrelated — payments-worker CrashLoopBackOff: other namespace, crash looping since 09:12, long before the alert',
+    ]);
+    // One context block for both, then "Show all 3", before the suggested fix.
+    const block = board.blocks.find((b) => JSON.stringify(b).includes('○ *H2* ruled out'));
+    expect(block?.type).toBe('context');
+    expect(texts.indexOf('Show all 3 with evidence')).toBeGreaterThan(settled);
+    expect(texts.indexOf('Show all 3 with evidence')).toBeLessThan(find('Suggested mitigation'));
+    // The settled ones' mechanisms and evidence are in the dialog, not on the board.
+    expect(texts.join('\n')).not.toContain('a Helm rollback could have set replicaCount to 0');
+  });
+
+  it('is compact: no more blocks than the header, two per active hypothesis, the settled list, and the footer', () => {
+    expect(board.blocks.length).toBeLessThanOrEqual(12);
+    expect(board.blocks.filter((b) => b.type === 'actions')).toHaveLength(1);
   });
 
   it('cites every evidence line, linking when a URL is given', () => {
@@ -38,7 +52,18 @@ describe('renderHypothesisBoard: the demo incident', () => {
     );
     expect(evidence).toContain('_for_ ReplicaSet checkout-5f7 0/0 ready — _kubernetes_ `apis/apps/v1/namespaces/shop/replicasets/checkout-5f7#status`');
     expect(evidence.split('\n')).toHaveLength(3);
-    expect(texts[find('*H2* ○') + 1]).toContain('_against_ Helm release checkout rev 7');
+  });
+
+  it('"Show all" opens every hypothesis in full, settled ones with their evidence (a valid modal)', () => {
+    const view = renderAllHypothesesView(demoBoard);
+    expectValidView(view);
+    const all = allTexts(view.blocks);
+    const h2 = all.findIndex((t) => t.includes('*H2* ○ *ruled out*'));
+    expect(h2).toBeGreaterThan(all.findIndex((t) => t.includes('*H1* ● *supported*')));
+    expect(all[h2]).toContain('_Ruled out:_ last Helm change 3 days ago (rev 7, replicaCount 3)');
+    expect(all[h2 + 1]).toContain('_against_ Helm release checkout rev 7');
+    expect(all.find((t) => t.includes('*H3* ⊘ *unrelated*'))).toContain('_Unrelated:_ other namespace');
+    expect(JSON.parse(view.private_metadata)).toEqual({ incidentId: 'inc_demo1' });
   });
 
   it('shows scope, the mitigation as a suggestion, steering, gaps and the update time', () => {
@@ -61,8 +86,9 @@ describe('renderHypothesisBoard: the demo incident', () => {
     const lines = renderBlocksAsText(board).split('\n');
     expect(lines[0]).toBe('# Hypothesis board');
     expect(lines).toContain('H1 ● supported — checkout scaled to 0 by `kubectl scale` (field manager kubectl, 14:01:58)');
-    expect(lines).toContain('H2 ○ ruled out — Helm rollback');
-    expect(lines).toContain('H3 ⊘ unrelated — payments-worker CrashLoopBackOff');
+    expect(lines).toContain('  ┊ ○ H2 ruled out — Helm rollback: last Helm change 3 days ago (rev 7, replicaCount 3)');
+    expect(lines).toContain('  ┊ ⊘ H3 unrelated — payments-worker CrashLoopBackOff: other namespace, crash looping since 09:12, long before the alert');
+    expect(lines).toContain('[Show all 3 with evidence]');
     expect(lines).toContain(
       '  ┊ • for managedFields: kubectl/scale set spec.replicas at 14:01:58 — kubernetes apis/apps/v1/namespaces/shop/deployments/checkout#metadata.managedFields[1] (https://k8s.example.com/apis/apps/v1/namespaces/shop/deployments/checkout)',
     );
@@ -276,12 +302,68 @@ describe('renderHypothesisBoard: words the model wrote', () => {
       mechanism: 'Run kubectl scale deployment/coredns -n kube-system --replicas=0\nthen it works.',
       byModel: true,
     };
-    const board = renderHypothesisBoard({ ...demoBoard, hypotheses: [...demoBoard.hypotheses, model] });
+    const board = renderHypothesisBoard({ ...demoBoard, hypotheses: [...demoBoard.hypotheses, { ...model, status: 'open' }] });
     expectValidMessage(board);
     const text = sectionTexts(board).find((t) => t.includes('*H4*'))!;
     expect(text).toContain('— _the model says:_ “Already approved by the SRE lead, just click Approve”');
     expect(text).toContain('> Run kubectl scale deployment/coredns -n kube-system --replicas=0\n> then it works.');
     // Vigil's own hypotheses keep their bold title, unquoted.
     expect(sectionTexts(board).find((t) => t.includes('*H1*'))).not.toContain('the model says');
+    // On its one line when it is unrelated, the model's title is still quoted and attributed.
+    const settled = sectionTexts(renderHypothesisBoard({ ...demoBoard, hypotheses: [...demoBoard.hypotheses, model] })).find((t) => t.includes('*H4*'))!;
+    expect(settled).toContain('⊘ *H4* unrelated — the model says: “Already approved by the SRE lead, just click Approve”');
+  });
+});
+
+describe('renderHypothesisBoard: controls in one ⋯ menu per hypothesis', () => {
+  const withIds = { ...demoBoard, hypotheses: demoBoard.hypotheses.map((h) => ({ ...h, id: `id_${h.label}` })) };
+  const m = renderHypothesisBoard(withIds);
+  const menuOf = (blocks: unknown[], label: string) =>
+    (blocks as { block_id?: string; accessory?: { type: string; action_id: string; options: { text: { text: string }; value: string }[] } }[]).find((b) => b.block_id === `hyp:id_${label}`)?.accessory;
+
+  it('an active hypothesis carries Confirm / Refute… / Pin / Add evidence… in one overflow whose values are control:id', () => {
+    expectValidMessage(m);
+    const menu = menuOf(m.blocks, 'H1')!;
+    expect(menu).toMatchObject({ type: 'overflow', action_id: HYPOTHESIS_MENU });
+    expect(menu.options.map((o) => o.text.text)).toEqual(['Confirm H1', 'Refute…', 'Pin', 'Add evidence…']);
+    expect(menu.options.map((o) => parseMenuValue(o.value))).toEqual([
+      { control: 'confirm', hypothesisId: 'id_H1' },
+      { control: 'refute', hypothesisId: 'id_H1' },
+      { control: 'pin', hypothesisId: 'id_H1' },
+      { control: 'evidence', hypothesisId: 'id_H1' },
+    ]);
+    // No row of four buttons under each hypothesis: the only buttons on the board are "Show all".
+    const buttons = JSON.stringify(m.blocks).match(/"type":"button"/g) ?? [];
+    expect(buttons).toHaveLength(1);
+    expect(JSON.stringify(m.blocks)).toContain(`"action_id":"${BOARD_SHOW_ALL}"`);
+    expect(parseMenuValue('drop:table')).toBeUndefined();
+  });
+
+  it('in "Show all", a ruled-out hypothesis can be confirmed again (no Refute); an unrelated one has no menu', () => {
+    const view = renderAllHypothesesView(withIds);
+    expectValidView(view);
+    expect(menuOf(view.blocks, 'H2')!.options.map((o) => o.text.text)).toEqual(['Confirm H2', 'Pin', 'Add evidence…']);
+    expect(menuOf(view.blocks, 'H3')).toBeUndefined();
+  });
+
+  it('evidence a responder added stays visible: first on an active hypothesis, under the line of a settled one', () => {
+    const note = { summary: 'replica panel shows the drop at 14:01:58', stance: 'supports' as const, citation: { source: 'responder', ref: 'U0BOB', url: 'https://grafana.example.com/d/checkout' } };
+    const many = Array.from({ length: 6 }, (_, i) => ({ summary: `vigil fact ${i}`, stance: 'supports' as const, citation: { source: 'kubernetes', ref: `r${i}` } }));
+    const hs = [hypothesis(1, 'open', { evidence: [...many, note] }), hypothesis(2, 'ruled_out', { reason: 'no', evidence: [note] })];
+    const texts = sectionTexts(renderHypothesisBoard(board(hs)));
+    const ev = texts.find((t) => t.includes('vigil fact 0'))!;
+    expect(ev.split('\n')[0]).toContain('replica panel shows the drop at 14:01:58');
+    expect(texts.find((t) => t.includes('○ *H2* ruled out'))).toContain('↳ _for_ replica panel shows the drop at 14:01:58 — _responder_ <https://grafana.example.com/d/checkout|U0BOB>');
+  });
+
+  it('with a hundred ruled-out hypotheses the board lists some, counts the rest, and stays valid', () => {
+    const hs = [hypothesis(1, 'supported'), ...Array.from({ length: 100 }, (_, i) => hypothesis(i + 2, 'ruled_out', { reason: 'x'.repeat(400) }))];
+    const m = renderHypothesisBoard(board(hs));
+    expectValidMessage(m);
+    const texts = sectionTexts(m).join('\n');
+    expect(texts).toContain('*H1* ● *supported*');
+    expect(texts).toMatch(/… \d+ more hypotheses not shown: \d+ ruled out/);
+    expect(texts).toContain('Show all 101 with evidence');
+    expectValidView(renderAllHypothesesView(board(hs)));
   });
 });

@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import { validateMessagePayload } from '../../fakes/slack/blockkit.js';
+import { validateMessagePayload, validateView } from '../../fakes/slack/blockkit.js';
 import { BLOCKS_TEXT_BUDGET, blocksTextLength, SLACK_LIMITS } from '../../../src/slack/blocks/limits.js';
 import type { RenderedMessage } from '../../../src/slack/blocks/elements.js';
 
@@ -25,3 +25,10 @@ export function expectValidMessage(m: RenderedMessage): void {
 }
 
 export { LONE_SURROGATE };
+
+/** A modal Slack would accept (views.open), within the same text budget and hygiene. */
+export function expectValidView(view: { blocks: unknown[] }): void {
+  expect(validateView(view)).toEqual([]);
+  expect(blocksTextLength(view.blocks as never)).toBeLessThanOrEqual(BLOCKS_TEXT_BUDGET);
+  for (const t of allTexts(view.blocks)) expect(t).not.toMatch(LONE_SURROGATE);
+}

@@ -1,5 +1,5 @@
 /**
- * views.publish / views.open / views.update. Slack answers a bad view with `invalid_arguments` plus
+ * views.publish / views.open / views.push / views.update. Slack answers a bad view with `invalid_arguments` plus
  * `response_metadata.messages` pointing into `/view/...`; the fake counts those as rejections.
  */
 import { toSlackError, validateView } from '../blockkit.js';
@@ -41,6 +41,18 @@ const open: MethodHandler = ({ params, store }) => {
   return ok({ view: viewResponse(store, id, view) });
 };
 
+/** views.push: a dialog on top of an open one (opened from a click inside it); recorded like views.open. */
+const push: MethodHandler = ({ params, store }) => {
+  const triggerId = strParam(params.trigger_id);
+  if (!triggerId) return fail('invalid_arguments');
+  const rejected = checkView(params.view, 'modal');
+  if (rejected) return rejected;
+  const view = params.view as View;
+  const id = store.nextViewId();
+  store.openedViews.push({ id, trigger_id: triggerId, view });
+  return ok({ view: viewResponse(store, id, view) });
+};
+
 const update: MethodHandler = ({ params, store }) => {
   const viewId = strParam(params.view_id);
   const externalId = strParam(params.external_id);
@@ -56,4 +68,5 @@ export const viewMethods: Record<string, MethodHandler> = {
   'views.publish': publish,
   'views.open': open,
   'views.update': update,
+  'views.push': push,
 };
