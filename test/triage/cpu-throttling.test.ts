@@ -6,6 +6,8 @@ import { emptySurroundings } from '../../src/evidence/kubernetes/surroundings.js
 import type { MetricSummary, SeriesSummary } from '../../src/evidence/prometheus/types.js';
 import type { TriageInput } from '../../src/triage/analyzer.js';
 import { cpuCores, cpuThrottling } from '../../src/triage/analyzers/cpu-throttling.js';
+import { buildTopology } from '../../src/topology/graph.js';
+import { emptySnapshot } from '../../src/topology/snapshot.js';
 
 const onset = new Date('2025-03-01T12:00:00Z');
 const at = (offsetMs: number) => new Date(onset.getTime() + offsetMs);
@@ -284,5 +286,29 @@ describe('cpu-throttling', () => {
     expect(f!.mitigation).toBeUndefined();
     expect(f!.refuting.map((e) => e.kind)).toContain('change');
     expect(f!.mechanism).toContain('before that change');
+  });
+});
+
+describe('cpu-throttling: an injected sidecar limited by its injector config', () => {
+  it('localises to the injector ConfigMap written before the throttled pods were created, with restore_config', () => {
+    const proxy = (cpu: string): V1Container => ({ name: 'istio-proxy', image: 'istio/proxyv2:1.23.2', resources: { limits: { cpu, memory: '256Mi' } } });
+    const injected = (name: string, cpu: string, created: Date): V1Pod => {
+      const p = pod(name, container('1'));
+      return { ...p, metadata: { ...p.metadata, creationTimestamp: created }, spec: { ...p.spec!, containers: [container('1'), proxy(cpu)] } };
+    };
+    const pods = [injected('recommender-7c9f8-xxxxx', '200m', at(-50 * MIN)), injected('recommender-7c9f8-yyyyy', '200m', at(-45 * MIN))];
+    const sidecar = (p: string, mean: number) => ({ ...series(p, mean, at(-60 * MIN), at(5 * MIN)), metric: { namespace: NS, pod: p, container: 'istio-proxy' } });
+    const snapshot = emptySnapshot();
+    snapshot.configMaps = [{ metadata: { name: 'istio-sidecar-injector', namespace: 'istio-system', managedFields: [{ manager: 'helm', operation: 'Update', time: at(-6 * 60 * MIN), fieldsType: 'FieldsV1', fieldsV1: { 'f:data': { 'f:config': {}, 'f:values': {} } } }] }, keys: ['config', 'values'], hosts: [] }];
+    snapshot.pods = pods;
+    const base = input({ pods, workload: { metadata: { name: 'recommender', namespace: NS }, spec: { selector: {}, template: { spec: { containers: [container('1')] } } } } }, [throttleSummary([sidecar('recommender-7c9f8-xxxxx', 0.7), sidecar('recommender-7c9f8-yyyyy', 0.68)]), latency(true)]);
+    const [f] = cpuThrottling.analyze({ ...base, cluster: { snapshot, topology: buildTopology(snapshot), walk: { subjects: [], starts: [], reached: new Map(), candidates: [] }, subjects: [] } });
+    expect(f).toMatchObject({
+      status: 'supported',
+      family: 'config-change',
+      component: { kind: 'ConfigMap', namespace: 'istio-system', name: 'istio-sidecar-injector' },
+      facts: { object: 'ConfigMap/istio-sidecar-injector', editor: 'helm', container: 'istio-proxy', cpuLimit: '200m', metric: 'latency_p99' },
+      mitigation: { action: 'restore_config', target: { kind: 'ConfigMap', namespace: 'istio-system', name: 'istio-sidecar-injector' } },
+    });
   });
 });

@@ -36,6 +36,8 @@ import { clockTime, relativeToOnset } from '../time.js';
 import type { Finding, MitigationProposal } from '../types.js';
 import { clip, containerStatuses, eventEvidence, imageTag, podEvents, revisionEvidence, revisions, rolledOutBefore, servingScope, templateContainer, undoProposal, type Revision } from './crash-loop.js';
 import { fmtLevel, metricLabel, moved as shifted, SKEW_MS, targetSymptoms, type MetricSymptom } from './deploy-regression.js';
+import { INJECTOR_RECENT_MS, INJECTORS } from './oom-killed.js';
+import { writtenKeys } from './config-change.js';
 
 const NAME = 'cpu-throttling';
 /** The alert is about latency, and on another component than the target, which it reached by the walk. */
@@ -334,6 +336,45 @@ export const cpuThrottling: Analyzer = {
     const high = thr.level >= (thr.summary.threshold ?? HIGH);
     const rose = risen(thr);
 
+    // An injected sidecar (not in the pod template) throttled by the limit its injector's config gives it:
+    // only pods injected since the config changed carry it, so it shows up pod by pod, hours after the change.
+    const injected = high && !templateContainer(kube.workload, container) ? injectorChange(input, container, thr) : undefined;
+    if (injected) {
+      // The limit the new pods were injected with (an older pod may still run the previous one).
+      const newPod = kube.pods.find((p) => p.metadata?.name === injected.newPods[0]);
+      const injectedLimit = cpuLimitOf(newPod?.spec?.containers?.find((c) => c.name === container)) ?? cpuLimit;
+      const symptom = targetSymptoms(input).metrics.find((m) => m.metric === 'latency_p99' || m.metric === 'error_ratio');
+      return [
+        {
+          key: `config-change:${injected.namespace}/ConfigMap/${injected.name}/${t.name}`,
+          analyzer: NAME,
+          family: 'config-change',
+          status: 'supported',
+          confidence: symptom ? 0.86 : 0.74,
+          title: `${container} sidecars injected since ${injected.manager}'s change to ConfigMap ${injected.namespace}/${injected.name} (${relativeToOnset(injected.at, onset)}) are CPU-throttled${injectedLimit ? ` at their ${injectedLimit} limit` : ''}`,
+          component: { kind: 'ConfigMap', namespace: injected.namespace, name: injected.name },
+          mechanism: `The sidecar injector's config ConfigMap ${injected.namespace}/${injected.name} was written by \`${injected.manager}\` at ${clockTime(injected.at)}; every pod injected since runs ${container}${injectedLimit ? ` with a CPU limit of ${injectedLimit}` : ''}, and ${container} is throttled in ${pct(thr.level)} of its CFS periods on ${injected.newPods.length} pod${injected.newPods.length === 1 ? '' : 's'} created after it (${injected.newPods.slice(0, 3).join(', ')})${injected.oldPods.length ? `, while ${injected.oldPods.length} older pod${injected.oldPods.length === 1 ? '' : 's'} are not` : ''}${symptom ? `; ${t.name}'s ${metricLabel(symptom.metric)} ${shifted(symptom)} from ${fmtLevel(symptom.before, symptom.unit)} to ${fmtLevel(symptom.after, symptom.unit)}` : ''}. The template never names ${container}, so rolling ${t.name} back re-injects the same limit: restore the injector's previous proxy resources, then restart the affected workloads.`,
+          scope: `every meshed workload with pods injected since ${clockTime(injected.at)}`,
+          affected: [component, ...kube.services.map(({ service }) => ({ kind: 'Service', namespace: t.namespace, name: service.metadata?.name ?? '?' })), ...injected.otherWorkloads],
+          facts: { object: `ConfigMap/${injected.name}`, editor: injected.manager, changedAt: injected.at.toISOString(), container, ...(injectedLimit ? { cpuLimit: injectedLimit } : {}), throttledRatio: ratio, ...(symptom ? { metric: symptom.metric } : {}) },
+          supporting: [
+            { kind: 'managed_fields', summary: `managedFields: \`${injected.manager}\` wrote ${injected.keys.map((k) => `data.${k}`).join(', ')} of ConfigMap/${injected.name} at ${clockTime(injected.at)} (values not shown)`, citation: objectCitation('ConfigMap', injected.namespace, injected.name, `metadata.managedFields[${injected.index}]`), observedAt: injected.at },
+            metricLine,
+            ...(limitLine ? [limitLine] : []),
+            ...(symptom ? [symptom.evidence] : []),
+          ],
+          refuting: [],
+          mitigation: {
+            action: 'restore_config',
+            target: { kind: 'ConfigMap', namespace: injected.namespace, name: injected.name },
+            params: { kind: 'ConfigMap', name: injected.name },
+            command: `kubectl patch configmap/${injected.name} -n ${injected.namespace} --type=json -p '[{"op":"replace","path":"/data","value":<its data before the edit>}]'`,
+            rationale: `put back the injector's config from before \`${injected.manager}\`'s change at ${clockTime(injected.at)}, then restart the workloads whose pods were injected since`,
+          },
+        },
+      ];
+    }
+
     if (!high) {
       if (!lowered) return [];
       return [
@@ -468,3 +509,44 @@ export const cpuThrottling: Analyzer = {
     ];
   },
 };
+
+/**
+ * The sidecar injector config written within the week before the onset whose change the throttled
+ * pods carry: the pods throttled were all created after the write, and (when there are any) the older
+ * pods of the workload are not throttled.
+ */
+function injectorChange(input: TriageInput, container: string, thr: Throttling): { namespace: string; name: string; manager: string; at: Date; index: number; keys: string[]; newPods: string[]; oldPods: string[]; otherWorkloads: { kind: string; namespace: string; name: string }[] } | undefined {
+  const inj = INJECTORS.find((i) => i.container === container);
+  const s = input.cluster?.snapshot;
+  if (!inj || !s) return undefined;
+  const cm = s.configMaps.find((c) => inj.configMap.test(c.metadata.name ?? '') && inj.namespace.test(c.metadata.namespace ?? ''));
+  const entries = cm?.metadata.managedFields ?? [];
+  let index: number | undefined;
+  for (let i = 0; i < entries.length; i++) if (entries[i]!.time && !entries[i]!.subresource && (index === undefined || new Date(entries[i]!.time!).getTime() >= new Date(entries[index]!.time!).getTime())) index = i;
+  const e = index !== undefined ? entries[index] : undefined;
+  if (!cm || !e?.time || index === undefined) return undefined;
+  const at = new Date(e.time);
+  const onset = input.onset.getTime();
+  if (at.getTime() > onset + 120_000 || onset - at.getTime() > INJECTOR_RECENT_MS) return undefined;
+  const created = (name: string) => {
+    const p = input.kube.pods.find((x) => x.metadata?.name === name) ?? s.pods.find((x) => x.metadata?.name === name);
+    return p?.metadata?.creationTimestamp ? new Date(p.metadata.creationTimestamp).getTime() : undefined;
+  };
+  const throttled = thr.series.filter((x) => (x.last ?? 0) >= HIGH).map(podOfSeries).filter((n): n is string => !!n);
+  const calm = thr.series.filter((x) => (x.last ?? 0) < HIGH / 2).map(podOfSeries).filter((n): n is string => !!n);
+  const newPods = throttled.filter((n) => (created(n) ?? 0) >= at.getTime());
+  if (!newPods.length || newPods.length < throttled.length) return undefined;
+  const oldPods = calm.filter((n) => (created(n) ?? Infinity) < at.getTime());
+  // Other workloads with pods injected since: in scope too.
+  const t = input.kube.target!;
+  const otherWorkloads = [
+    ...new Map(
+      s.pods
+        .filter((p) => p.metadata?.creationTimestamp && new Date(p.metadata.creationTimestamp).getTime() >= at.getTime() && (p.spec?.containers ?? []).some((c) => c.name === container))
+        .map((p) => input.cluster!.topology.workloadOf(p.metadata?.namespace ?? '', p.metadata?.name ?? ''))
+        .filter((r): r is NonNullable<typeof r> => !!r && !(r.namespace === t.namespace && r.name === t.name))
+        .map((r) => [`${r.kind}/${r.namespace}/${r.name}`, { kind: r.kind, namespace: r.namespace ?? '', name: r.name }] as const),
+    ).values(),
+  ].slice(0, 10);
+  return { namespace: cm.metadata.namespace ?? '', name: cm.metadata.name ?? '', manager: e.manager ?? 'unknown', at, index, keys: writtenKeys(e.fieldsV1), newPods, oldPods, otherWorkloads };
+}

@@ -365,12 +365,12 @@ function vpaRewrite(pod: V1Pod, templateLimit: string | undefined, limit: string
 }
 
 /** Sidecars a mesh injects, and the ConfigMap whose values give them their resources. */
-const INJECTORS: { container: string; configMap: RegExp; namespace: RegExp; overrides: string[]; resourceKeys: string[] }[] = [
+export const INJECTORS: { container: string; configMap: RegExp; namespace: RegExp; overrides: string[]; resourceKeys: string[] }[] = [
   // istiod's injector renders the sidecar from `config` (templates) with `values` (global.proxy.resources).
   { container: 'istio-proxy', configMap: /^istio-sidecar-injector(-[\w.-]+)?$/, namespace: /istio/, overrides: ['sidecar.istio.io/proxyMemoryLimit', 'sidecar.istio.io/proxyMemory'], resourceKeys: ['values'] },
   { container: 'linkerd-proxy', configMap: /^linkerd-config$/, namespace: /linkerd/, overrides: ['config.linkerd.io/proxy-memory-limit', 'config.linkerd.io/proxy-memory-request'], resourceKeys: ['values'] },
 ];
-const INJECTOR_RECENT_MS = 7 * 24 * 3600_000;
+export const INJECTOR_RECENT_MS = 7 * 24 * 3600_000;
 
 /**
  * The injector config that gave an injected sidecar its limit, when it was written in the last week
