@@ -22,7 +22,7 @@ import type { Redactor } from '../redact/index.js';
 import { buildTopology, nodeId, refOfId, type Topology } from '../topology/graph.js';
 import type { ComponentRef } from '../evidence/types.js';
 import { addServiceGraphEdges } from '../topology/service-graph.js';
-import { emptySnapshot, readClusterSnapshot, type ClusterSnapshot } from '../topology/snapshot.js';
+import { emptySnapshot, objectMeta, readClusterSnapshot, type ClusterSnapshot } from '../topology/snapshot.js';
 import { suspicionOf } from '../topology/suspicion.js';
 import { resolveSubjects, type Subject } from '../topology/subjects.js';
 import { walkFrom, type Reached, type Walk } from '../topology/walk.js';
@@ -374,17 +374,10 @@ const LOG_WIDEN_MS = 3 * 3600_000;
  * before the alert (a retention cut that reset a consumer 40 minutes before the reconciliation noticed).
  */
 function dependencyChangedAt(t: Topology, ref: ComponentRef, onset: Date): Date | undefined {
-  const s = t.snapshot;
-  const metaOf = (id: string) => {
-    const r = refOfId(id);
-    if (r.kind === 'ConfigMap') return s.configMaps.find((c) => c.metadata.namespace === r.namespace && c.metadata.name === r.name)?.metadata;
-    if (r.kind === 'NetworkPolicy') return s.networkPolicies.find((c) => c.metadata?.namespace === r.namespace && c.metadata?.name === r.name)?.metadata;
-    return (s.custom[r.kind] ?? []).find((c) => c.metadata.namespace === r.namespace && c.metadata.name === r.name)?.metadata;
-  };
   let latest: number | undefined;
   for (const e of t.outgoing(nodeId(ref))) {
     if (e.kind !== 'reads' && e.kind !== 'consumes' && e.kind !== 'isolated-by' && e.kind !== 'configured-by') continue;
-    for (const m of metaOf(e.to)?.managedFields ?? []) {
+    for (const m of objectMeta(t.snapshot, refOfId(e.to))?.managedFields ?? []) {
       const at = m.time ? new Date(m.time).getTime() : NaN;
       if (!Number.isFinite(at) || m.subresource || at > onset.getTime() || onset.getTime() - at > LOG_WIDEN_MS) continue;
       latest = Math.max(latest ?? 0, at);

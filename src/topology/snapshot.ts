@@ -362,3 +362,18 @@ function bodyMessage(err: k8s.ApiException<unknown>): string {
   }
 }
 
+/** The metadata of an object the snapshot holds, by kind (core lists, ConfigMap summaries, custom kinds). */
+export function objectMeta(s: ClusterSnapshot, ref: { kind: string; namespace?: string; name: string }): k8s.V1ObjectMeta | undefined {
+  const core: Record<string, { metadata?: k8s.V1ObjectMeta }[]> = {
+    ConfigMap: s.configMaps,
+    NetworkPolicy: s.networkPolicies,
+    Ingress: s.ingresses,
+    Service: s.services,
+    Deployment: s.deployments,
+    StatefulSet: s.statefulSets,
+    DaemonSet: s.daemonSets,
+    HorizontalPodAutoscaler: s.hpas,
+    CronJob: s.cronJobs,
+  };
+  return (core[ref.kind] ?? s.custom[ref.kind] ?? []).find((o) => o.metadata?.name === ref.name && (!ref.namespace || o.metadata?.namespace === ref.namespace))?.metadata;
+}

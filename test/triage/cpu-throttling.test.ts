@@ -296,12 +296,12 @@ describe('cpu-throttling: an injected sidecar limited by its injector config', (
       const p = pod(name, container('1'));
       return { ...p, metadata: { ...p.metadata, creationTimestamp: created }, spec: { ...p.spec!, containers: [container('1'), proxy(cpu)] } };
     };
-    const pods = [injected('recommender-7c9f8-xxxxx', '200m', at(-50 * MIN)), injected('recommender-7c9f8-yyyyy', '200m', at(-45 * MIN))];
+    const pods = [injected('recommender-7c9f8-xxxxx', '200m', at(-50 * MIN)), injected('recommender-7c9f8-yyyyy', '200m', at(-45 * MIN)), injected('recommender-7c9f8-zzzzz', '2', at(-3 * 24 * 60 * MIN))];
     const sidecar = (p: string, mean: number) => ({ ...series(p, mean, at(-60 * MIN), at(5 * MIN)), metric: { namespace: NS, pod: p, container: 'istio-proxy' } });
     const snapshot = emptySnapshot();
     snapshot.configMaps = [{ metadata: { name: 'istio-sidecar-injector', namespace: 'istio-system', managedFields: [{ manager: 'helm', operation: 'Update', time: at(-6 * 60 * MIN), fieldsType: 'FieldsV1', fieldsV1: { 'f:data': { 'f:config': {}, 'f:values': {} } } }] }, keys: ['config', 'values'], hosts: [] }];
     snapshot.pods = pods;
-    const base = input({ pods, workload: { metadata: { name: 'recommender', namespace: NS }, spec: { selector: {}, template: { spec: { containers: [container('1')] } } } } }, [throttleSummary([sidecar('recommender-7c9f8-xxxxx', 0.7), sidecar('recommender-7c9f8-yyyyy', 0.68)]), latency(true)]);
+    const base = input({ pods, workload: { metadata: { name: 'recommender', namespace: NS }, spec: { selector: {}, template: { spec: { containers: [container('1')] } } } } }, [throttleSummary([sidecar('recommender-7c9f8-xxxxx', 0.7), sidecar('recommender-7c9f8-yyyyy', 0.68), sidecar('recommender-7c9f8-zzzzz', 0.01)]), latency(true)]);
     const [f] = cpuThrottling.analyze({ ...base, cluster: { snapshot, topology: buildTopology(snapshot), walk: { subjects: [], starts: [], reached: new Map(), candidates: [] }, subjects: [] } });
     expect(f).toMatchObject({
       status: 'supported',
@@ -310,5 +310,7 @@ describe('cpu-throttling: an injected sidecar limited by its injector config', (
       facts: { object: 'ConfigMap/istio-sidecar-injector', editor: 'helm', container: 'istio-proxy', cpuLimit: '200m', metric: 'latency_p99' },
       mitigation: { action: 'restore_config', target: { kind: 'ConfigMap', namespace: 'istio-system', name: 'istio-sidecar-injector' } },
     });
+    // The comparison a responder makes: pods injected before the change run the old limit, unthrottled.
+    expect(f!.mechanism).toMatch(/on 2 pods created after it \(recommender-7c9f8-xxxxx, recommender-7c9f8-yyyyy\), while 1 older pod is not/);
   });
 });

@@ -13,7 +13,8 @@ const labelSet = z.record(z.string(), z.string());
 /** Alertmanager writes Go's zero time for "not ended". */
 const GO_ZERO_TIME = '0001-01-01T00:00:00Z';
 
-const webhookAlert = z.object({
+/** One alert of a notification, as Alertmanager sends it (Grafana's contact point sends the same, plus its own fields). */
+export const webhookAlert = z.object({
   status: z.enum(['firing', 'resolved']),
   labels: labelSet,
   annotations: labelSet.default({}),

@@ -11,19 +11,12 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { Alert } from '../types.js';
-import { AlertWebhookError, parseAlertmanagerWebhookGroup } from './alertmanager-webhook.js';
+import { AlertWebhookError, parseAlertmanagerWebhookGroup, webhookAlert } from './alertmanager-webhook.js';
 import { parseSubject } from './subject.js';
 
 const labelSet = z.record(z.string(), z.string());
 
-const grafanaAlert = z.object({
-  status: z.enum(['firing', 'resolved']),
-  labels: labelSet,
-  annotations: labelSet.default({}),
-  startsAt: z.string(),
-  endsAt: z.string().optional(),
-  generatorURL: z.string().optional(),
-  fingerprint: z.string().optional(),
+const grafanaAlert = webhookAlert.extend({
   silenceURL: z.string().optional(),
   dashboardURL: z.string().optional(),
   panelURL: z.string().optional(),

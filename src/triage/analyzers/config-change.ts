@@ -28,7 +28,7 @@ import { CHANGE_WINDOW_MS } from '../analyzer.js';
 import { objectCitation } from '../citations.js';
 import { clockTime, humanDuration, relativeToOnset } from '../time.js';
 import type { Finding, MitigationProposal } from '../types.js';
-import { fmtLevel, metricLabel, metricWord, moved, symptomAfter, targetScope, targetSymptoms, CLOSE_AFTER_MS } from './deploy-regression.js';
+import { fmtLevel, metricLabel, metricWord, moved, symptomAfter, targetScope, targetSymptoms, CLOSE_AFTER_MS, type LogSymptom } from './deploy-regression.js';
 import { dependentSymptoms } from '../downstream.js';
 
 /**
@@ -49,13 +49,11 @@ const SERVED_FINE_MS = 30 * 60_000;
 const LIMIT_REACHED = /OOM command not allowed|used memory > 'maxmemory'|max number of clients reached|too many (?:clients|connections)|remaining connection slots are reserved|max_connections|quota exceeded|no space left on device/i;
 
 /** The reader's own gauge at its configured limit (used memory / maxmemory ≥ the summary's threshold) or clients logging a limit, since the edit. */
-function limitReached(input: TriageInput, since: Date): Evidence | undefined {
+function limitReached(input: TriageInput, logs: readonly LogSymptom[], since: Date): Evidence | undefined {
   const ratio = input.metrics?.summaries.find((m) => m.id === 'store_memory_ratio' && m.status === 'success');
   const full = ratio?.series.find((x) => (x.last ?? 0) >= (ratio.threshold ?? 0.95));
   if (ratio && full) return { kind: 'metric', summary: `${ratio.title} at ${fmtLevel(full.last, 'ratio')} now: the limit is reached`, citation: ratio.citation };
-  const own = targetSymptoms(input).logs;
-  const theirs = dependentSymptoms(input)?.logs ?? [];
-  const hit = [...own, ...theirs].find((l) => LIMIT_REACHED.test(l.template) || LIMIT_REACHED.test(l.example));
+  const hit = logs.find((l) => LIMIT_REACHED.test(l.template) || LIMIT_REACHED.test(l.example));
   return hit && (!hit.first || hit.first.getTime() >= since.getTime()) ? hit.evidence : undefined;
 }
 
@@ -141,7 +139,8 @@ export const configChange: Analyzer = {
 
     // The target's own symptoms, or, when it shows none, those of whoever depends on it.
     const own = targetSymptoms(input);
-    const downstream = own.metrics.length || own.logs.length ? undefined : dependentSymptoms(input);
+    const theirs = dependentSymptoms(input);
+    const downstream = own.metrics.length || own.logs.length ? undefined : theirs;
     const symptoms = downstream && (downstream.metrics.length || downstream.logs.length) ? downstream : own;
     const whose = symptoms === downstream ? `${downstream!.from.join(', ')} (which depend${downstream!.from.length === 1 ? 's' : ''} on ${t.name})` : t.name;
     const out: Finding[] = [];
@@ -227,7 +226,7 @@ export const configChange: Analyzer = {
         .sort((a, b) => a.getTime() - b.getTime())[0];
       const loadedAt = applied?.at ?? startedSince;
       const symptomsAt = timing.delayMs !== undefined ? new Date(w.at.getTime() + timing.delayMs) : undefined;
-      const limit = limitReached(input, w.at);
+      const limit = limitReached(input, [...own.logs, ...theirs.logs], w.at);
       if (loadedAt && symptomsAt && symptomsAt.getTime() - loadedAt.getTime() > SERVED_FINE_MS && !limit) {
         const served = humanDuration(symptomsAt.getTime() - loadedAt.getTime());
         out.push(

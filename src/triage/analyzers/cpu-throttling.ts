@@ -36,8 +36,7 @@ import { clockTime, relativeToOnset } from '../time.js';
 import type { Finding, MitigationProposal } from '../types.js';
 import { clip, containerStatuses, eventEvidence, imageTag, podEvents, revisionEvidence, revisions, rolledOutBefore, servingScope, templateContainer, undoProposal, type Revision } from './crash-loop.js';
 import { fmtLevel, metricLabel, moved as shifted, SKEW_MS, targetSymptoms, type MetricSymptom } from './deploy-regression.js';
-import { INJECTOR_RECENT_MS, INJECTORS } from './oom-killed.js';
-import { writtenKeys } from './config-change.js';
+import { injectorWrite } from './oom-killed.js';
 
 const NAME = 'cpu-throttling';
 /** The alert is about latency, and on another component than the target, which it reached by the walk. */
@@ -353,7 +352,7 @@ export const cpuThrottling: Analyzer = {
           confidence: symptom ? 0.86 : 0.74,
           title: `${container} sidecars injected since ${injected.manager}'s change to ConfigMap ${injected.namespace}/${injected.name} (${relativeToOnset(injected.at, onset)}) are CPU-throttled${injectedLimit ? ` at their ${injectedLimit} limit` : ''}`,
           component: { kind: 'ConfigMap', namespace: injected.namespace, name: injected.name },
-          mechanism: `The sidecar injector's config ConfigMap ${injected.namespace}/${injected.name} was written by \`${injected.manager}\` at ${clockTime(injected.at)}; every pod injected since runs ${container}${injectedLimit ? ` with a CPU limit of ${injectedLimit}` : ''}, and ${container} is throttled in ${pct(thr.level)} of its CFS periods on ${injected.newPods.length} pod${injected.newPods.length === 1 ? '' : 's'} created after it (${injected.newPods.slice(0, 3).join(', ')})${injected.oldPods.length ? `, while ${injected.oldPods.length} older pod${injected.oldPods.length === 1 ? '' : 's'} are not` : ''}${symptom ? `; ${t.name}'s ${metricLabel(symptom.metric)} ${shifted(symptom)} from ${fmtLevel(symptom.before, symptom.unit)} to ${fmtLevel(symptom.after, symptom.unit)}` : ''}. The template never names ${container}, so rolling ${t.name} back re-injects the same limit: restore the injector's previous proxy resources, then restart the affected workloads.`,
+          mechanism: `The sidecar injector's config ConfigMap ${injected.namespace}/${injected.name} was written by \`${injected.manager}\` at ${clockTime(injected.at)}; every pod injected since runs ${container}${injectedLimit ? ` with a CPU limit of ${injectedLimit}` : ''}, and ${container} is throttled in ${pct(thr.level)} of its CFS periods on ${injected.newPods.length} pod${injected.newPods.length === 1 ? '' : 's'} created after it (${injected.newPods.slice(0, 3).join(', ')})${injected.oldPods.length ? `, while ${injected.oldPods.length} older pod${injected.oldPods.length === 1 ? ' is' : 's are'} not` : ''}${symptom ? `; ${t.name}'s ${metricLabel(symptom.metric)} ${shifted(symptom)} from ${fmtLevel(symptom.before, symptom.unit)} to ${fmtLevel(symptom.after, symptom.unit)}` : ''}. The template never names ${container}, so rolling ${t.name} back re-injects the same limit: restore the injector's previous proxy resources, then restart the affected workloads.`,
           scope: `every meshed workload with pods injected since ${clockTime(injected.at)}`,
           affected: [component, ...kube.services.map(({ service }) => ({ kind: 'Service', namespace: t.namespace, name: service.metadata?.name ?? '?' })), ...injected.otherWorkloads],
           facts: { object: `ConfigMap/${injected.name}`, editor: injected.manager, changedAt: injected.at.toISOString(), container, ...(injectedLimit ? { cpuLimit: injectedLimit } : {}), throttledRatio: ratio, ...(symptom ? { metric: symptom.metric } : {}) },
@@ -516,24 +515,17 @@ export const cpuThrottling: Analyzer = {
  * pods of the workload are not throttled.
  */
 function injectorChange(input: TriageInput, container: string, thr: Throttling): { namespace: string; name: string; manager: string; at: Date; index: number; keys: string[]; newPods: string[]; oldPods: string[]; otherWorkloads: { kind: string; namespace: string; name: string }[] } | undefined {
-  const inj = INJECTORS.find((i) => i.container === container);
   const s = input.cluster?.snapshot;
-  if (!inj || !s) return undefined;
-  const cm = s.configMaps.find((c) => inj.configMap.test(c.metadata.name ?? '') && inj.namespace.test(c.metadata.namespace ?? ''));
-  const entries = cm?.metadata.managedFields ?? [];
-  let index: number | undefined;
-  for (let i = 0; i < entries.length; i++) if (entries[i]!.time && !entries[i]!.subresource && (index === undefined || new Date(entries[i]!.time!).getTime() >= new Date(entries[index]!.time!).getTime())) index = i;
-  const e = index !== undefined ? entries[index] : undefined;
-  if (!cm || !e?.time || index === undefined) return undefined;
-  const at = new Date(e.time);
-  const onset = input.onset.getTime();
-  if (at.getTime() > onset + 120_000 || onset - at.getTime() > INJECTOR_RECENT_MS) return undefined;
+  const w = s ? injectorWrite(s, container, input.onset) : undefined;
+  if (!s || !w) return undefined;
+  const at = w.at;
   const created = (name: string) => {
     const p = input.kube.pods.find((x) => x.metadata?.name === name) ?? s.pods.find((x) => x.metadata?.name === name);
     return p?.metadata?.creationTimestamp ? new Date(p.metadata.creationTimestamp).getTime() : undefined;
   };
   const throttled = thr.series.filter((x) => (x.last ?? 0) >= HIGH).map(podOfSeries).filter((n): n is string => !!n);
-  const calm = thr.series.filter((x) => (x.last ?? 0) < HIGH / 2).map(podOfSeries).filter((n): n is string => !!n);
+  // thr.series holds the throttled series only; the calm ones are in the summary, same container.
+  const calm = thr.summary.series.filter((x) => x.metric['container'] === container && (x.last ?? 0) < HIGH / 2).map(podOfSeries).filter((n): n is string => !!n);
   const newPods = throttled.filter((n) => (created(n) ?? 0) >= at.getTime());
   if (!newPods.length || newPods.length < throttled.length) return undefined;
   const oldPods = calm.filter((n) => (created(n) ?? Infinity) < at.getTime());
@@ -548,5 +540,5 @@ function injectorChange(input: TriageInput, container: string, thr: Throttling):
         .map((r) => [`${r.kind}/${r.namespace}/${r.name}`, { kind: r.kind, namespace: r.namespace ?? '', name: r.name }] as const),
     ).values(),
   ].slice(0, 10);
-  return { namespace: cm.metadata.namespace ?? '', name: cm.metadata.name ?? '', manager: e.manager ?? 'unknown', at, index, keys: writtenKeys(e.fieldsV1), newPods, oldPods, otherWorkloads };
+  return { namespace: w.namespace, name: w.name, manager: w.manager, at, index: w.index, keys: w.written, newPods, oldPods, otherWorkloads };
 }

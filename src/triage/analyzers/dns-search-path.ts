@@ -13,7 +13,7 @@
  * `previousRevision`. Mitigation: `rollout_undo` to the previous revision; the lasting fix is
  * `dnsConfig.options: [{name: ndots, value: "2"}]` (or FQDNs with a trailing dot).
  */
-import type { V1PodSpec, V1ReplicaSet } from '@kubernetes/client-node';
+import type { V1PodSpec } from '@kubernetes/client-node';
 import type { ComponentRef, Evidence } from '../../evidence/types.js';
 import { nodeId, refOfId } from '../../topology/graph.js';
 import type { Analyzer, TriageInput } from '../analyzer.js';
@@ -21,17 +21,13 @@ import { objectCitation } from '../citations.js';
 import { clockTime, humanDuration } from '../time.js';
 import type { Finding } from '../types.js';
 import { metricLabel, targetScope, targetSymptoms } from './deploy-regression.js';
+import { revisions, undoProposal } from './crash-loop.js';
 
 /** Kubernetes' default for ClusterFirst pods. */
 const DEFAULT_NDOTS = 5;
 const LOOKUP_FAILURE = /EAI_AGAIN|ENOTFOUND|getaddrinfo|Timeout awaiting 'lookup'|lookup [\w.-]+.*(?:i\/o timeout|no such host|server misbehaving)|UnknownHostException|Temporary failure in name resolution|NXDOMAIN/i;
 /** A rollout this old can still be the cause: the storm grows with traffic. */
 const LOOKBACK_MS = 6 * 3600_000;
-
-const revisionOf = (rs: V1ReplicaSet): number | undefined => {
-  const r = Number(rs.metadata?.annotations?.['deployment.kubernetes.io/revision']);
-  return Number.isFinite(r) ? r : undefined;
-};
 
 /** The ndots a pod spec resolves with, or undefined when it does not use the cluster search path. */
 function ndotsOf(spec: V1PodSpec | undefined): number | undefined {
@@ -50,15 +46,12 @@ export const dnsSearchPath: Analyzer = {
     const t = input.kube.target;
     const c = input.cluster;
     if (!t || !c) return [];
-    const [cur, prev] = input.kube.replicaSets
-      .map((rs) => ({ rs, rev: revisionOf(rs) }))
-      .filter((x): x is { rs: V1ReplicaSet; rev: number } => x.rev !== undefined)
-      .sort((a, b) => b.rev - a.rev);
+    const { current: cur, previous: prev } = revisions(input.kube);
     if (!cur || !prev) return [];
-    const before = ndotsOf(prev.rs.spec?.template?.spec);
-    const after = ndotsOf(cur.rs.spec?.template?.spec);
+    const before = ndotsOf(prev.replicaSet.spec?.template?.spec);
+    const after = ndotsOf(cur.replicaSet.spec?.template?.spec);
     if (before === undefined || after === undefined || after <= before) return [];
-    const at = cur.rs.metadata?.creationTimestamp ? new Date(cur.rs.metadata.creationTimestamp) : undefined;
+    const at = cur.replicaSet.metadata?.creationTimestamp ? new Date(cur.replicaSet.metadata.creationTimestamp) : undefined;
     if (!at || input.onset.getTime() - at.getTime() > LOOKBACK_MS || at.getTime() > input.onset.getTime() + 60_000) return [];
 
     // External names the workload calls that now take the search path first (fewer dots than ndots) and did not before.
@@ -84,11 +77,11 @@ export const dnsSearchPath: Analyzer = {
     const supporting: Evidence[] = [
       {
         kind: 'change',
-        summary: `rollout to revision ${cur.rev} at ${clockTime(at)} by ${manager}: pod dnsConfig ndots ${before} → ${after}${after === DEFAULT_NDOTS ? ' (the cluster default: the option was dropped)' : ''}`,
-        citation: objectCitation('ReplicaSet', t.namespace, cur.rs.metadata?.name ?? '?', 'spec.template.spec.dnsConfig'),
+        summary: `rollout to revision ${cur.revision} at ${clockTime(at)} by ${manager}: pod dnsConfig ndots ${before} → ${after}${after === DEFAULT_NDOTS ? ' (the cluster default: the option was dropped)' : ''}`,
+        citation: objectCitation('ReplicaSet', t.namespace, cur.replicaSet.metadata?.name ?? '?', 'spec.template.spec.dnsConfig'),
         observedAt: at,
       },
-      { kind: 'object', summary: `revision ${prev.rev} (${prev.rs.metadata?.name}) resolved with ndots ${before}`, citation: objectCitation('ReplicaSet', t.namespace, prev.rs.metadata?.name ?? '?', 'spec.template.spec.dnsConfig') },
+      { kind: 'object', summary: `revision ${prev.revision} (${prev.replicaSet.metadata?.name}) resolved with ndots ${before}`, citation: objectCitation('ReplicaSet', t.namespace, prev.replicaSet.metadata?.name ?? '?', 'spec.template.spec.dnsConfig') },
       ...lookupLogs.slice(0, 2).map((l) => l.evidence),
       ...metricsAfter.slice(0, 2).map((m) => m.evidence),
     ];
@@ -102,22 +95,16 @@ export const dnsSearchPath: Analyzer = {
       family: 'dns-failure',
       status: 'supported',
       confidence: lookupLogs.length ? 0.9 : 0.78,
-      title: `${t.name} revision ${cur.rev} resolves with ndots ${after} (was ${before}): every lookup of ${failing} walks the cluster search domains first`,
+      title: `${t.name} revision ${cur.revision} resolves with ndots ${after} (was ${before}): every lookup of ${failing} walks the cluster search domains first`,
       component: { kind: t.kind, namespace: t.namespace, name: t.name },
-      mechanism: `The rollout to revision ${cur.rev} at ${clockTime(at)} (${manager}) changed the pods' ndots from ${before} to ${after}. ${failing} has ${dots(failing)} dots, fewer than ${after}, so each lookup tries ${searchDomains} search domains before the name itself — ${queries(searchDomains)} instead of 1, all NXDOMAIN but the last — and the cluster DNS takes several times the load. Lookups queue and time out${lookupLogs[0] ? ` ("${lookupLogs[0].example.slice(0, 120)}")` : ''}${metricsAfter[0] ? `; ${t.name}'s ${metricLabel(metricsAfter[0].metric)} rose ${delay} after the rollout` : ''}. Fix: roll back, then set dnsConfig ndots (or call ${failing}. with a trailing dot).`,
+      mechanism: `The rollout to revision ${cur.revision} at ${clockTime(at)} (${manager}) changed the pods' ndots from ${before} to ${after}. ${failing} has ${dots(failing)} dots, fewer than ${after}, so each lookup tries ${searchDomains} search domains before the name itself — ${queries(searchDomains)} instead of 1, all NXDOMAIN but the last — and the cluster DNS takes several times the load. Lookups queue and time out${lookupLogs[0] ? ` ("${lookupLogs[0].example.slice(0, 120)}")` : ''}${metricsAfter[0] ? `; ${t.name}'s ${metricLabel(metricsAfter[0].metric)} rose ${delay} after the rollout` : ''}. Fix: roll back, then set dnsConfig ndots (or call ${failing}. with a trailing dot).`,
       scope: `${t.name}'s calls to ${hosts.join(', ')}, and everything else resolving through the cluster DNS while it is saturated`,
       affected: targetScope(input),
       ...(dnsRef ? { consequences: [dnsRef] } : {}),
-      facts: { failingLookup: failing, ndots: after, previousNdots: before, manager, changedAt: at.toISOString(), revision: cur.rev, previousRevision: prev.rev },
+      facts: { failingLookup: failing, ndots: after, previousNdots: before, manager, changedAt: at.toISOString(), revision: cur.revision, previousRevision: prev.revision },
       supporting,
       refuting: [],
-      mitigation: {
-        action: 'rollout_undo',
-        target: { kind: t.kind, namespace: t.namespace, name: t.name },
-        params: { toRevision: prev.rev },
-        command: `kubectl rollout undo ${t.kind.toLowerCase()}/${t.name} -n ${t.namespace} --to-revision=${prev.rev}`,
-        rationale: `revision ${prev.rev} resolved with ndots ${before}: external names go straight to the upstream resolver`,
-      },
+      mitigation: undoProposal(input.kube, prev, `revision ${prev.revision} resolved with ndots ${before}: external names go straight to the upstream resolver`),
     };
     const clearedHost: Finding = {
       key: `cleared:external-dependency:${nodeId(external)}`,
@@ -128,7 +115,7 @@ export const dnsSearchPath: Analyzer = {
       title: `${failing} is slow or down`,
       component: external,
       mechanism: `${t.name}'s calls to ${failing} time out, which reads like an outage of ${failing}.`,
-      reason: `the time goes to resolving the name through the cluster search domains (ndots ${after} since revision ${cur.rev}), not to ${failing} answering`,
+      reason: `the time goes to resolving the name through the cluster search domains (ndots ${after} since revision ${cur.revision}), not to ${failing} answering`,
       facts: { host: failing },
       supporting: [],
       refuting: supporting.slice(0, 1),
@@ -144,7 +131,7 @@ export const dnsSearchPath: Analyzer = {
             title: `The cluster DNS (${dnsRef.name}) is failing`,
             component: dnsRef,
             mechanism: `${dnsRef.name} is slow or throttled, which reads like a DNS outage.`,
-            reason: `it is overloaded by the NXDOMAIN queries ${t.name}'s revision ${cur.rev} multiplies; scaling or raising its limits would only treat the symptom`,
+            reason: `it is overloaded by the NXDOMAIN queries ${t.name}'s revision ${cur.revision} multiplies; scaling or raising its limits would only treat the symptom`,
             facts: {},
             supporting: [],
             refuting: supporting.slice(0, 1),

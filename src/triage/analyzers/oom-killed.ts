@@ -365,12 +365,28 @@ function vpaRewrite(pod: V1Pod, templateLimit: string | undefined, limit: string
 }
 
 /** Sidecars a mesh injects, and the ConfigMap whose values give them their resources. */
-export const INJECTORS: { container: string; configMap: RegExp; namespace: RegExp; overrides: string[]; resourceKeys: string[] }[] = [
+const INJECTORS: { container: string; configMap: RegExp; namespace: RegExp; overrides: string[]; resourceKeys: string[] }[] = [
   // istiod's injector renders the sidecar from `config` (templates) with `values` (global.proxy.resources).
   { container: 'istio-proxy', configMap: /^istio-sidecar-injector(-[\w.-]+)?$/, namespace: /istio/, overrides: ['sidecar.istio.io/proxyMemoryLimit', 'sidecar.istio.io/proxyMemory'], resourceKeys: ['values'] },
   { container: 'linkerd-proxy', configMap: /^linkerd-config$/, namespace: /linkerd/, overrides: ['config.linkerd.io/proxy-memory-limit', 'config.linkerd.io/proxy-memory-request'], resourceKeys: ['values'] },
 ];
-export const INJECTOR_RECENT_MS = 7 * 24 * 3600_000;
+const INJECTOR_RECENT_MS = 7 * 24 * 3600_000;
+
+/** The injector ConfigMap of an injected sidecar, with its newest write, when that write was in the week before the onset. */
+export function injectorWrite(s: ClusterSnapshot | undefined, container: string, onset: Date): { namespace: string; name: string; manager: string; at: Date; index: number; written: string[]; resourceKeys: string[]; overrides: string[] } | undefined {
+  const inj = INJECTORS.find((i) => i.container === container);
+  if (!inj || !s) return undefined;
+  const cm = s.configMaps.find((c) => inj.configMap.test(c.metadata.name ?? '') && inj.namespace.test(c.metadata.namespace ?? ''));
+  if (!cm) return undefined;
+  const entries = cm.metadata.managedFields ?? [];
+  let index: number | undefined;
+  for (let i = 0; i < entries.length; i++) if (entries[i]!.time && !entries[i]!.subresource && (index === undefined || new Date(entries[i]!.time!).getTime() >= new Date(entries[index]!.time!).getTime())) index = i;
+  const e = index !== undefined ? entries[index] : undefined;
+  if (!e?.time || index === undefined) return undefined;
+  const at = new Date(e.time);
+  if (at.getTime() > onset.getTime() + 120_000 || onset.getTime() - at.getTime() > INJECTOR_RECENT_MS) return undefined;
+  return { namespace: cm.metadata.namespace ?? '', name: cm.metadata.name ?? '', manager: e.manager ?? 'unknown', at, index, written: writtenKeys(e.fieldsV1), resourceKeys: inj.resourceKeys, overrides: inj.overrides };
+}
 
 /**
  * The injector config that gave an injected sidecar its limit, when it was written in the last week
@@ -384,27 +400,17 @@ function injectorConfig(
   annotations: Record<string, string> | undefined,
   onset: Date,
 ): { namespace: string; name: string; manager: string; at: Date; index: number; keys: string[]; olderPods: { namespace: string; name: string; limit: string }[] } | undefined {
-  const inj = INJECTORS.find((i) => i.container === container);
-  if (!inj || !s || inj.overrides.some((a) => annotations?.[a])) return undefined;
-  const cm = s.configMaps.find((c) => inj.configMap.test(c.metadata.name ?? '') && inj.namespace.test(c.metadata.namespace ?? ''));
-  if (!cm) return undefined;
-  const entries = cm.metadata.managedFields ?? [];
-  let index: number | undefined;
-  for (let i = 0; i < entries.length; i++) if (entries[i]!.time && !entries[i]!.subresource && (index === undefined || new Date(entries[i]!.time!).getTime() >= new Date(entries[index]!.time!).getTime())) index = i;
-  const e = index !== undefined ? entries[index] : undefined;
-  if (!e?.time || index === undefined) return undefined;
-  const at = new Date(e.time);
-  if (at.getTime() > onset.getTime() + 120_000 || onset.getTime() - at.getTime() > INJECTOR_RECENT_MS) return undefined;
-  const written = writtenKeys(e.fieldsV1);
-  const keys = written.filter((k) => inj.resourceKeys.includes(k));
-  const olderPods = s.pods
-    .filter((p) => p.metadata?.creationTimestamp && new Date(p.metadata.creationTimestamp).getTime() < at.getTime())
+  const w = injectorWrite(s, container, onset);
+  if (!w || w.overrides.some((a) => annotations?.[a])) return undefined;
+  const keys = w.written.filter((k) => w.resourceKeys.includes(k));
+  const olderPods = s!.pods
+    .filter((p) => p.metadata?.creationTimestamp && new Date(p.metadata.creationTimestamp).getTime() < w.at.getTime())
     .flatMap((p) => {
       const c = (p.spec?.containers ?? []).find((x) => x.name === container);
       const l = c?.resources?.limits?.['memory'];
       return l && memoryBytes(String(l)) !== memoryBytes(limit) ? [{ namespace: p.metadata?.namespace ?? '', name: p.metadata?.name ?? '?', limit: String(l) }] : [];
     });
-  return { namespace: cm.metadata.namespace ?? '', name: cm.metadata.name ?? '', manager: e.manager ?? 'unknown', at, index, keys: keys.length ? keys : written, olderPods };
+  return { namespace: w.namespace, name: w.name, manager: w.manager, at: w.at, index: w.index, keys: keys.length ? keys : w.written, olderPods };
 }
 
 /** The namespace's LimitRange whose Container default memory limit is `limit`, with its last writer. */

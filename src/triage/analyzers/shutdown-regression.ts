@@ -22,17 +22,13 @@ import { objectCitation } from '../citations.js';
 import { clockTime, humanDuration } from '../time.js';
 import type { Finding } from '../types.js';
 import { metricSymptoms, targetScope, targetSymptoms } from './deploy-regression.js';
+import { revisions, undoProposal } from './crash-loop.js';
 import { metricEvidence } from '../../evidence/prometheus/evidence.js';
 
 /** A rollout this old can still be the cause: its effect waits for the first scale-down. */
 const LOOKBACK_MS = 24 * 3600_000;
 /** A pod removal this long before the errors begin can be what set them off. */
 const BURST_LEAD_MS = 3 * 60_000;
-
-const revisionOf = (rs: V1ReplicaSet): number | undefined => {
-  const r = Number(rs.metadata?.annotations?.['deployment.kubernetes.io/revision']);
-  return Number.isFinite(r) ? r : undefined;
-};
 
 /** What the new template dropped that made shutdown safe. */
 function unsafeShutdown(prev: V1ReplicaSet, cur: V1ReplicaSet): { removed: string[]; detail: string[] } | undefined {
@@ -67,19 +63,15 @@ export const shutdownRegression: Analyzer = {
     const t = input.kube.target;
     if (!t || t.kind !== 'Deployment') return [];
     const onset = input.onset.getTime();
-    const byRevision = input.kube.replicaSets
-      .map((rs) => ({ rs, rev: revisionOf(rs) }))
-      .filter((x): x is { rs: V1ReplicaSet; rev: number } => x.rev !== undefined)
-      .sort((a, b) => b.rev - a.rev);
-    const [cur, prev] = byRevision;
+    const { current: cur, previous: prev } = revisions(input.kube);
     if (!cur || !prev) return [];
-    const deployedAt = cur.rs.metadata?.creationTimestamp ? new Date(cur.rs.metadata.creationTimestamp) : undefined;
+    const deployedAt = cur.replicaSet.metadata?.creationTimestamp ? new Date(cur.replicaSet.metadata.creationTimestamp) : undefined;
     if (!deployedAt || onset - deployedAt.getTime() > LOOKBACK_MS || deployedAt.getTime() > onset) return [];
-    const unsafe = unsafeShutdown(prev.rs, cur.rs);
+    const unsafe = unsafeShutdown(prev.replicaSet, cur.replicaSet);
     if (!unsafe) return [];
 
     // Removals of the NEW revision's pods after its rollout finished replacing the old ones.
-    const rsName = cur.rs.metadata?.name ?? '';
+    const rsName = cur.replicaSet.metadata?.name ?? '';
     const removals = input.kube.events
       .filter((e) => {
         const at = e.lastTimestamp ?? e.eventTime ?? e.firstTimestamp;
@@ -110,16 +102,16 @@ export const shutdownRegression: Analyzer = {
     const supporting: Evidence[] = [
       {
         kind: 'change',
-        summary: `rollout to revision ${cur.rev} at ${clockTime(deployedAt)} (${humanDuration(onset - deployedAt.getTime())} before the alert): ${unsafe.detail.join('; ')}`,
+        summary: `rollout to revision ${cur.revision} at ${clockTime(deployedAt)} (${humanDuration(onset - deployedAt.getTime())} before the alert): ${unsafe.detail.join('; ')}`,
         citation: objectCitation('ReplicaSet', t.namespace, rsName, 'spec.template.spec'),
         observedAt: deployedAt,
       },
-      { kind: 'object', summary: `revision ${prev.rev} (${prev.rs.metadata?.name}) still had it`, citation: objectCitation('ReplicaSet', t.namespace, prev.rs.metadata?.name ?? '?', 'spec.template.spec') },
+      { kind: 'object', summary: `revision ${prev.revision} (${prev.replicaSet.metadata?.name}) still had it`, citation: objectCitation('ReplicaSet', t.namespace, prev.replicaSet.metadata?.name ?? '?', 'spec.template.spec') },
       ...removalEvidence,
       ...(firstError ? [firstError.evidence] : []),
     ];
     const removedText = unsafe.removed.includes('preStop') ? 'the preStop hook' : unsafe.removed.join(' and ');
-    const cleared = lookAlikes(input, cur.rev, first.at);
+    const cleared = lookAlikes(input, cur.revision, first.at);
     return [
       ...cleared,
       {
@@ -128,14 +120,14 @@ export const shutdownRegression: Analyzer = {
         family: 'deploy-regression',
         status: 'supported',
         confidence: firstError ? 0.86 : 0.74,
-        title: `${t.name} revision ${cur.rev} dropped ${removedText}: every pod removed since drops requests (${removals.length} removal${removals.length === 1 ? '' : 's'} after the rollout)`,
+        title: `${t.name} revision ${cur.revision} dropped ${removedText}: every pod removed since drops requests (${removals.length} removal${removals.length === 1 ? '' : 's'} after the rollout)`,
         component: { kind: t.kind, namespace: t.namespace, name: t.name },
-        mechanism: `The rollout to revision ${cur.rev} at ${clockTime(deployedAt)} changed shutdown: ${unsafe.detail.join('; ')}. The rollout looked clean because the pods it replaced were revision ${prev.rev}'s, which still drained. Since then each pod of revision ${cur.rev} that goes away (scale-down, drain, rollout) stops listening at SIGTERM while the ingress and kube-proxy still send to it, so each removal is a burst of 502s/connection resets — the first at ${clockTime(first.at)}${firstError ? `, errors from ${clockTime(firstError.start)}` : ''}.`,
+        mechanism: `The rollout to revision ${cur.revision} at ${clockTime(deployedAt)} changed shutdown: ${unsafe.detail.join('; ')}. The rollout looked clean because the pods it replaced were revision ${prev.revision}'s, which still drained. Since then each pod of revision ${cur.revision} that goes away (scale-down, drain, rollout) stops listening at SIGTERM while the ingress and kube-proxy still send to it, so each removal is a burst of 502s/connection resets — the first at ${clockTime(first.at)}${firstError ? `, errors from ${clockTime(firstError.start)}` : ''}.`,
         scope: `requests to ${t.name} during every scale-down or rollout since ${clockTime(first.at)}`,
         affected: targetScope(input),
         facts: {
-          revision: cur.rev,
-          previousRevision: prev.rev,
+          revision: cur.revision,
+          previousRevision: prev.revision,
           deployedAt: deployedAt.toISOString(),
           metric: 'error_ratio',
           removed: unsafe.removed.join(','),
@@ -143,13 +135,7 @@ export const shutdownRegression: Analyzer = {
         },
         supporting,
         refuting: [],
-        mitigation: {
-          action: 'rollout_undo',
-          target: { kind: t.kind, namespace: t.namespace, name: t.name },
-          params: { toRevision: prev.rev },
-          command: `kubectl rollout undo deployment/${t.name} -n ${t.namespace} --to-revision=${prev.rev}`,
-          rationale: `go back to revision ${prev.rev}, whose pods drained before exiting; then restore the preStop sleep and grace period in the chart values before upgrading again (scaling up only postpones the next burst)`,
-        },
+        mitigation: undoProposal(input.kube, prev, `go back to revision ${prev.revision}, whose pods drained before exiting; then restore the preStop sleep and grace period in the chart values before upgrading again (scaling up only postpones the next burst)`),
       },
     ];
   },

@@ -11,7 +11,7 @@ import type { V1ObjectMeta } from '@kubernetes/client-node';
 import type { ChangeEvent, RankedChange } from '../../changes/types.js';
 import type { MitigationProposal } from '../types.js';
 import type { ComponentRef } from '../../evidence/types.js';
-import type { ClusterSnapshot } from '../../topology/snapshot.js';
+import { objectMeta, type ClusterSnapshot } from '../../topology/snapshot.js';
 import type { Finding } from '../types.js';
 import { clockTime } from '../time.js';
 import { objectChanges } from './common.js';
@@ -83,23 +83,6 @@ export function revertPrProposal(src: GitSource, target: ComponentRef, what: str
   };
 }
 
-/** The metadata of any object the snapshot holds, by kind (core lists, ConfigMap summaries, custom kinds). */
-function metaOf(s: ClusterSnapshot, ref: ComponentRef): V1ObjectMeta | undefined {
-  const same = (m: V1ObjectMeta | undefined) => m?.name === ref.name && (!ref.namespace || m?.namespace === ref.namespace);
-  const core: Record<string, { metadata?: V1ObjectMeta }[]> = {
-    ConfigMap: s.configMaps,
-    NetworkPolicy: s.networkPolicies,
-    Ingress: s.ingresses,
-    Service: s.services,
-    Deployment: s.deployments,
-    StatefulSet: s.statefulSets,
-    DaemonSet: s.daemonSets,
-    HorizontalPodAutoscaler: s.hpas,
-    CronJob: s.cronJobs,
-  };
-  return (core[ref.kind] ?? s.custom[ref.kind] ?? []).find((o) => same(o.metadata))?.metadata;
-}
-
 /**
  * For origins with no fix of their own: when a GitOps controller wrote the faulty object shortly before
  * the onset and the evidence ties that write to a merged PR, the fix is reverting the PR (an edit in the
@@ -107,7 +90,7 @@ function metaOf(s: ClusterSnapshot, ref: ComponentRef): V1ObjectMeta | undefined
  */
 export function withGitRevert(f: Finding, s: ClusterSnapshot, changes: readonly RankedChange[], onset: Date): Finding {
   if (f.status !== 'supported' || f.mitigation || !f.component) return f;
-  const meta = metaOf(s, f.component);
+  const meta = objectMeta(s, f.component);
   if (!meta) return f;
   const write = objectChanges(f.component.kind, meta).find((c) => GITOPS_MANAGERS.test(c.actor) && c.at.getTime() <= onset.getTime() + SKEW_MS && onset.getTime() - c.at.getTime() <= 12 * 3600_000);
   const src = write && gitSourceOf(changes, f.component, meta, write.at);
