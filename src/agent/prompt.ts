@@ -18,7 +18,7 @@ Deterministic triage has run; its findings are in the brief. Confirm or refute t
 
 How to work
 - Tools are read-only. Check facts with them; never guess what you can read. Make a few well-chosen calls (independent ones in one turn), then submit.
-- Start from the alert's target and the changes right before the onset; widen to dependencies (DNS, storage, nodes, clocks, certificates, network policies) when the target looks healthy. topology shows how a component connects to the alert; prometheus_discover gives a workload's exact PromQL for prometheus_query_range; k8s_workload_logs reads all of a workload's pods at once; load_tools adds the specialised tools.
+- Start from the alert's target and the changes right before the onset; widen to dependencies (DNS, storage, nodes, clocks, certificates, network policies) when the target looks healthy. Prefer topology, prometheus_discover and k8s_workload_logs to guessing names and queries; load_tools adds the specialised tools.
 - Results you have read come back as digests (status, cite, evidence lines); their cites stay valid.
 - A mitigation's params, by action: scale {replicas}, rollout_undo {toRevision}, rollout_restart {}, delete_pod {}, set_image {container, image}, set_resources {container, requests?, limits?}, restore_config {kind: "ConfigMap", name}, restore_object {kind, name}, delete_network_policy {name}, cordon_node {cordon?}, pause_chaos {pause?}, suspend_cronjob {suspend}, flip_flag {flag, to: "on"|"off"}, revert_pr {repo, number}.
 - Propose fixes only on the target or its dependencies, with images it ran before; others are dropped.
@@ -63,7 +63,7 @@ export function buildBrief(o: BriefOptions): string {
   // detector (half a token, a PEM body without its header). The whole brief is scanned again at the end.
   const clip = clipper(redactor);
   // Changes are listed once, labelled C1…; a finding's evidence that is one of them names its label.
-  const changeLabels = new Map(input.changes.slice(0, MAX_CHANGES).map((c, i) => [c.citation.ref, { label: `C${i + 1}`, summary: clip(c.summary, 160) }]));
+  const changeLabels = new Map(changeGroups(input.changes).flatMap((g, i) => g.map((c) => [c.citation.ref, { label: `C${i + 1}`, summary: clip(c.summary, 160) }] as const)));
   const findings = findingsSection(o.findings, labels, citations, clip, changeLabels);
   const sections = [
     alertSection(input, clip),
@@ -103,24 +103,44 @@ function alertSection(input: TriageInput, clip: Clip): string {
   return lines.join('\n');
 }
 
+/** Records of one change seen by several sources (the rollout, the GitOps controller's write) within this of each other are one line. */
+const SAME_CHANGE_MS = 2 * 60_000;
+
+/**
+ * The listed changes, in rank order, with those of one target close in time merged: the line shows the
+ * first record's cite (the others stay citable), so the model reads one rollout once.
+ */
+export function changeGroups(changes: RankedChange[]): RankedChange[][] {
+  const groups: RankedChange[][] = [];
+  for (const c of changes.slice(0, MAX_CHANGES)) {
+    const g = groups.find((x) => formatComponent(x[0]!.target) === formatComponent(c.target) && Math.abs(x[0]!.at.getTime() - c.at.getTime()) <= SAME_CHANGE_MS);
+    if (g) g.push(c);
+    else groups.push([c]);
+  }
+  return groups;
+}
+
 function changesSection(changes: RankedChange[], onset: Date, citations: CitationBook, clip: Clip): string {
   if (changes.length === 0) return '## Change timeline\n(no changes found)';
-  const lines = changes.slice(0, MAX_CHANGES).map((c, i) => {
-    citations.add({ citation: c.citation, kind: 'change', origin: 'change' });
+  const lines = changeGroups(changes).map((group, i) => {
+    const c = group[0]!;
+    for (const x of group) citations.add({ citation: x.citation, kind: 'change', origin: 'change' });
     const summary = clip(c.summary, 160);
     // The summary usually names the new value already: then only the old one is added.
     const beforeAfter = !c.before && !c.after ? '' : c.after && summary.includes(c.after) ? (c.before ? ` (was ${c.before})` : '') : ` (${c.before ?? '?'} → ${c.after ?? '?'})`;
     // The time and the kind are on the line already; the ranking's other reasons are not.
     const kind = c.kind.replace(/_/g, ' ');
     const why = c.why.filter((w) => w !== kind && !/ (before|after) onset$/.test(w));
-    return `C${i + 1} ${rel(c.at, onset)} ${c.kind} ${formatComponent(c.target)} by ${c.actor}: ${summary}${beforeAfter}${why.length ? ` [${why.join(' · ')}]` : ''} cite: ${c.citation.ref}`;
+    const actors = [...new Set(group.map((x) => x.actor))].join(', ');
+    const also = group.length > 1 ? ` (also seen as: ${group.slice(1).map((x) => clip(x.summary, 80)).join('; ')})` : '';
+    return `C${i + 1} ${rel(c.at, onset)} ${c.kind} ${formatComponent(c.target)} by ${actors}: ${summary}${beforeAfter}${also}${why.length ? ` [${why.join(' · ')}]` : ''} cite: ${c.citation.ref}`;
   });
   const more = changes.length > MAX_CHANGES ? `\n(${changes.length - MAX_CHANGES} older/less related changes omitted)` : '';
   return `## Change timeline (most related first; times relative to onset)\n${lines.join('\n')}${more}`;
 }
 
 /** Supporting lines kept for a ruled-out finding: what made it look like a cause, not all of it. */
-const RULED_OUT_SUPPORT_LINES = 2;
+const RULED_OUT_SUPPORT_LINES = 1;
 
 /**
  * The findings with their evidence. Evidence that is a change of the timeline, told the same way, is
@@ -137,25 +157,26 @@ function findingsSection(
   const cited = new Set<string>();
   if (findings.length === 0) return { text: '## Deterministic findings\n(none: no known failure signature matched)', cited };
   const ordered = [...findings].sort((a, b) => labelNumber(labels[a.key]) - labelNumber(labels[b.key]));
-  const blocks = ordered.map((f) => {
-    // Noise already cleared (an old failing pod, a change with no path): one line, its reason and its
-    // first cite, so the model knows it was looked at without re-reading it on every call.
-    if (f.status === 'unrelated') {
-      const first = f.refuting[0] ?? f.supporting[0];
-      for (const e of [...f.refuting, ...f.supporting].slice(0, MAX_EVIDENCE_PER_FINDING)) {
-        citations.add({ citation: e.citation, kind: e.kind, origin: 'finding' });
-        cited.add(e.citation.ref);
-      }
-      const where = f.component ? ` on ${formatComponent(f.component)}` : '';
-      return `${labels[f.key] ?? '-'} [unrelated] ${clip(f.title, 160)}${where}: ${clip(f.reason ?? f.mechanism, 160)}${first ? ` cite: ${first.citation.ref}` : ''}`;
-    }
+  // Noise already cleared (an old failing pod, a change with no path): one line per group, its reason
+  // and its first cite, so the model knows it was looked at without re-reading it on every call. A
+  // CronJob, its Job and its Pod are one group (their names extend each other).
+  const firstLabel = (g: Finding[]) => Math.min(...g.map((f) => labelNumber(labels[f.key])));
+  const noise = groupNoise(ordered.filter((f) => f.status === 'unrelated')).sort((a, b) => firstLabel(a) - firstLabel(b));
+  // Titles of the findings told in full, longest first, so a reason quoting one can name its label instead.
+  const others = ordered
+    .filter((f) => f.status !== 'unrelated' && labels[f.key] && f.title.length > 30)
+    .map((f) => [f.title, labels[f.key]!] as const)
+    .sort((a, b) => b[0].length - a[0].length);
+  const blocks = ordered.filter((f) => f.status !== 'unrelated').map((f) => {
     const head = `${labels[f.key] ?? '-'} [${f.status} ${f.confidence.toFixed(2)}] ${f.title} — ${f.analyzer}${f.component ? ` on ${formatComponent(f.component)}` : ''}`;
-    // A ruled-out finding is told by why it was ruled out: its reason and what refutes it come first,
-    // its mechanism and scope (what it would have been) are cut short.
+    // A ruled-out finding is told by why it was ruled out: its reason and what refutes it, then the one
+    // line that made it look like a cause; its mechanism and scope (what it would have been) are left out.
     const ruledOut = f.status === 'ruled_out';
-    const mechanism = clip(f.mechanism, ruledOut ? 160 : 300);
-    const lines = [head, `  mechanism: ${mechanism}`];
-    if (f.reason) lines.push(`  reason: ${clip(f.reason, 200)}`);
+    const mechanism = clip(f.mechanism, 300);
+    // What another finding of the brief already says is named by its label (a consequence's cause).
+    const byLabel = (text: string) => others.reduce((t, [title, label]) => t.split(title).join(label), text);
+    const lines = ruledOut ? [head] : [head, `  mechanism: ${mechanism}`];
+    if (f.reason) lines.push(`  reason: ${clip(byLabel(f.reason), 200)}`);
     if (f.scope && !ruledOut) lines.push(`  scope: ${clip(f.scope, 200)}`);
     const ev = (sign: string, list: Evidence[]) => {
       const changes: string[] = [];
@@ -170,7 +191,7 @@ function findingsSection(
           if (!changes.includes(change.label)) changes.push(change.label);
           continue;
         }
-        out.push(summary === mechanism ? `  ${sign} cite: ${e.citation.ref}` : `  ${sign} ${summary} cite: ${e.citation.ref}`);
+        out.push(summary === mechanism ? `  ${sign} cite: ${e.citation.ref}` : `  ${sign} ${byLabel(summary)} cite: ${e.citation.ref}`);
       }
       return changes.length ? [`  ${sign} changes ${changes.join(', ')} (cites in the timeline)`, ...out] : out;
     };
@@ -178,7 +199,36 @@ function findingsSection(
     else lines.push(...ev('+', f.supporting), ...ev('-', f.refuting));
     return lines.join('\n');
   });
+  for (const group of noise) {
+    for (const f of group) {
+      for (const e of [...f.refuting, ...f.supporting].slice(0, MAX_EVIDENCE_PER_FINDING)) {
+        citations.add({ citation: e.citation, kind: e.kind, origin: 'finding' });
+        cited.add(e.citation.ref);
+      }
+    }
+    const f = group[0]!;
+    const first = f.refuting[0] ?? f.supporting[0];
+    const where = f.component && !f.title.includes(f.component.name) ? ` on ${formatComponent(f.component)}` : '';
+    const names = group.map((g) => labels[g.key] ?? '-').sort((a, b) => labelNumber(a) - labelNumber(b)).join(', ');
+    blocks.push(`${names} [unrelated] ${clip(f.title, 120)}${where}: ${clip(f.reason ?? f.mechanism, 120)}${first ? ` cite: ${first.citation.ref}` : ''}`);
+  }
   return { text: `## Deterministic findings (labels as on the board; + supports, - refutes)\n${blocks.join('\n')}`, cited };
+}
+
+/** Unrelated findings grouped by object family: same namespace, one name extends the other (`pg-backup` → `pg-backup-2943` → `pg-backup-2943-bq7tx`); the shortest name leads. */
+function groupNoise(findings: Finding[]): Finding[][] {
+  const byLength = [...findings].sort((a, b) => (a.component?.name.length ?? 0) - (b.component?.name.length ?? 0));
+  const groups: Finding[][] = [];
+  for (const f of byLength) {
+    const c = f.component;
+    const g = c && groups.find((x) => {
+      const lead = x[0]!.component;
+      return !!lead && lead.namespace === c.namespace && c.name.startsWith(`${lead.name}-`);
+    });
+    if (g) g.push(f);
+    else groups.push([f]);
+  }
+  return groups;
 }
 
 /** Metric anomalies and new log templates the gatherers found (each cited), kept short; what a finding already cites is not repeated. */

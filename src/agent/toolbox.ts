@@ -304,6 +304,9 @@ export function serialiseResult(result: ToolResult, redactor: Redactor, maxBytes
   return `${Buffer.from(text).subarray(0, maxBytes).toString('utf8')}… [cut at ${maxBytes} bytes]`;
 }
 
+/** Evidence lines a digest keeps. */
+const DIGEST_EVIDENCE_LINES = 2;
+
 /**
  * A read result without its data: enough for the model to remember what it saw and to cite it again
  * (every cite stays valid: the citation book keeps them), and to call the tool again for the detail.
@@ -312,8 +315,12 @@ export function digestResult(result: ToolResult, redactor: Redactor): string {
   const envelope: Record<string, unknown> = { status: result.status, cite: result.citation.ref };
   if (result.status === 'success') {
     const own = result.citation.ref;
-    if (result.evidence.length > 0) envelope['evidence'] = result.evidence.slice(0, MAX_EVIDENCE_LINES).map((e) => (e.citation.ref === own ? e.summary : { summary: e.summary, cite: e.citation.ref }));
-    envelope['data'] = '(read in an earlier turn and elided; call the tool again for the detail)';
+    // The leading lines are the finding (the top error, the level shift); the rest (one line per pod
+    // read, per event group) was read already and is counted, not resent.
+    const lines = result.evidence.slice(0, DIGEST_EVIDENCE_LINES).map((e) => (e.citation.ref === own ? e.summary : { summary: e.summary, cite: e.citation.ref }));
+    const more = Math.min(result.evidence.length, MAX_EVIDENCE_LINES) - lines.length;
+    if (lines.length > 0) envelope['evidence'] = more > 0 ? [...lines, `(+${more} more lines)`] : lines;
+    envelope['data'] = '(elided: read in an earlier turn; call again for the detail)';
   } else if (result.status === 'no_data') envelope['message'] = result.message;
   else envelope['error'] = result.error;
   return JSON.stringify(redactor.redactValue(envelope));

@@ -443,7 +443,8 @@ export function skillsBrief(matches: readonly SkillMatch[], maxChars = SKILLS_BR
   const titlesOnly: string[] = [];
   let used = 0;
   for (const [i, m] of matches.entries()) {
-    const head = `### ${m.skill.file}: ${m.skill.title} (selected: ${m.why.join('; ')})${m.skill.tools.length ? `\nTools: ${m.skill.tools.join(', ')}` : ''}`;
+    // The model has the tools already and the selection reasons are the brief's own findings: file and title suffice.
+    const head = `### ${m.skill.file}: ${m.skill.title}`;
     const body = modelBody(m.skill.body);
     const whole = `${head}\n${body}`;
     const sep = parts.length ? 2 : 0;

@@ -110,6 +110,10 @@ export function reconcileFindings(findings: Finding[], ctx: ReconcileContext): F
   }
   const originAnchors = new Set(origins.map((o) => o.anchor));
   const originWorkloads = new Set(origins.flatMap((o) => [o.anchor, o.producer].filter((x): x is string => !!x)));
+  // Objects an origin cites as its evidence (the migration Job holding the lock): part of the cause,
+  // so a noise finding about one of them is dropped rather than posted as "unrelated".
+  const objectOf = (ref: string) => ref.split('#')[0]!.replace(/\/log(\?.*)?$/, '');
+  const originCites = new Set(origins.flatMap((o) => o.f.supporting.map((e) => objectOf(e.citation.ref))));
 
   const out: Finding[] = [];
   for (const p of placed) {
@@ -122,6 +126,7 @@ export function reconcileFindings(findings: Finding[], ctx: ReconcileContext): F
       const owner = f.component.kind === 'Pod' ? t.workloadOf(f.component.namespace, f.component.name) : f.component;
       if (owner && (originWorkloads.has(nodeId(owner)) || origins.some((o) => dependsOn(t, owner, refOf(o.anchor))))) continue;
     }
+    if (f.status === 'unrelated' && [...f.refuting, ...f.supporting].some((e) => originCites.has(objectOf(e.citation.ref)))) continue;
     const cause = explainedBy.get(p);
     if (cause) {
       const why = `explained further down the path: ${cause.f.title}${pathOf(cause, ctx) ? ` (${pathOf(cause, ctx)})` : ''}`;

@@ -96,3 +96,53 @@ describe('what counts as support', () => {
     }
   });
 });
+
+describe('the brief says each thing once', () => {
+  const redactor = createRedactor({ salt: 'brief' });
+  const at = (min: number) => new Date(onset.getTime() + min * 60_000);
+  const noise = (key: string, kind: string, name: string, ref: string): Finding => ({
+    key, analyzer: 'background-noise', status: 'unrelated', confidence: 0.1,
+    title: `${name}: Failed`, mechanism: 'm', reason: 'no path from deployment/checkout to it; failing since 3 h before the alert',
+    component: { kind, namespace: 'platform', name },
+    supporting: [], refuting: [{ kind: 'object', summary: 'failed', citation: { source: 'kubernetes', ref } }],
+  });
+  const cause: Finding = {
+    key: 'db', analyzer: 'database-degraded', status: 'supported', confidence: 0.86,
+    title: 'orders-db (database) is degraded: queries wait on locks', mechanism: 'locks', component: { kind: 'StatefulSet', namespace: 'shop', name: 'orders-db' },
+    supporting: [{ kind: 'log', summary: 'still waiting for AccessShareLock', citation: { source: 'kubernetes', ref: 'api/v1/namespaces/shop/pods/orders-db-0#log' } }], refuting: [],
+  };
+  const victim: Finding = {
+    key: 'pool', analyzer: 'dependency-degraded', status: 'ruled_out', confidence: 0.25,
+    title: "checkout's DB pool is exhausted", mechanism: 'a long mechanism that the ruled-out line leaves out',
+    reason: `a consequence, not the cause: explained further down the path: ${cause.title}`,
+    component: { kind: 'Deployment', namespace: 'shop', name: 'checkout' },
+    supporting: [{ kind: 'metric', summary: 'pool 20/20', citation: { source: 'prometheus', ref: 'hikaricp_connections_active' } }, { kind: 'log', summary: 'Connection is not available', citation: { source: 'kubernetes', ref: 'api/v1/namespaces/shop/pods/checkout-1/log' } }],
+    refuting: [{ kind: 'note', summary: `statefulset/orders-db: ${cause.title}`, citation: cause.supporting[0]!.citation }],
+  };
+  const findings = [cause, victim, noise('n1', 'CronJob', 'pg-backup', 'cronjobs/pg-backup'), noise('n2', 'Job', 'pg-backup-2943', 'jobs/pg-backup-2943'), noise('n3', 'Pod', 'pg-backup-2943-bq7tx', 'pods/pg-backup-2943-bq7tx')];
+  const change = (actor: string, summary: string, ref: string, min: number) => ({
+    at: at(min), kind: 'image' as const, source: 'kubernetes', target: { kind: 'Deployment', namespace: 'search', name: 'indexer' }, actor, summary, citation: { source: 'kubernetes' as const, ref }, score: 0.1, why: ['no known relation'],
+  });
+
+  it('a CronJob, its Job and its Pod cleared as noise are one line; a consequence names its cause by label', () => {
+    const citations = new CitationBook();
+    const brief = buildBrief({ input: input('d'), findings, redactor, citations });
+    expect(brief).toMatch(/^H3, H4, H5 \[unrelated\] pg-backup: Failed/m);
+    expect(brief).not.toContain('pg-backup-2943-bq7tx: Failed');
+    // Every grouped finding's cite stays citable.
+    for (const ref of ['cronjobs/pg-backup', 'jobs/pg-backup-2943', 'pods/pg-backup-2943-bq7tx']) expect(citations.get(ref)).toBeDefined();
+    expect(brief).toContain('reason: a consequence, not the cause: explained further down the path: H1');
+    expect(brief).not.toContain('a long mechanism');
+    expect(brief).toContain('pool 20/20');
+    expect(brief).not.toContain('Connection is not available');
+  });
+
+  it('one rollout seen by two sources is one timeline line, both cites valid', () => {
+    const citations = new CitationBook();
+    const changes = [change('deployment-controller', 'rollout of indexer to revision 39', 'replicasets/indexer-5b7', -19), change('argocd-controller', 'argocd-controller updated deployment/indexer (template)', 'deployments/indexer#managedFields', -19), change('ci', 'rollout of indexer to revision 38', 'replicasets/indexer-4a1', -300)];
+    const brief = buildBrief({ input: { ...input('d'), changes }, findings: [], redactor, citations });
+    expect(brief).toMatch(/^C1 -19m image search\/deployment\/indexer by deployment-controller, argocd-controller: rollout of indexer to revision 39 \(also seen as: argocd-controller updated/m);
+    expect(brief).toMatch(/^C2 -5h /m);
+    expect(citations.get('deployments/indexer#managedFields')).toBeDefined();
+  });
+});

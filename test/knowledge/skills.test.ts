@@ -282,7 +282,7 @@ describe('skillsBrief', () => {
   it('gives the best match whole, the others while they fit, then their titles, within the bound', () => {
     const brief = skillsBrief([match(long('a', 60)), match(long('b', 90)), match(long('c', 10))]);
     expect(brief.length).toBeLessThanOrEqual(SKILLS_BRIEF_CHARS);
-    expect(brief.startsWith('### skills/a.md: a title (selected: alert X)')).toBe(true);
+    expect(brief.startsWith('### skills/a.md: a title\n')).toBe(true);
     expect(brief).toContain('### skills/c.md: c title');
     expect(brief).toContain('Also relevant (not shown for length):\n- skills/b.md: b title');
   });

@@ -444,3 +444,20 @@ describe('reconcileFindings: the culprit\'s own failing pods are never noise', (
     expect(reconcileFindings([redisOom(), podNoise(at(-180))], ctx(s)).map((f) => f.key)).toContain('noise:pod:shop/redis-7d9f-abcde');
   });
 });
+
+describe('reconcileFindings: what the origin cites as its evidence is not noise', () => {
+  it('drops an "unrelated" Job the origin names as holding the lock, keeps an unrelated one it does not cite', () => {
+    const jobRef = 'apis/batch/v1/namespaces/shop/jobs/migrate-7d41c9e#status';
+    const db = finding('database-degraded', ref('Deployment', 'redis'), {
+      facts: { since: iso(-12) },
+      supporting: [
+        { kind: 'log', summary: 'still waiting for AccessShareLock', citation: { source: 'kubernetes', ref: 'api/v1/namespaces/shop/pods/redis-0#log?container=redis' } },
+        { kind: 'object', summary: 'job migrate-7d41c9e is running', citation: { source: 'kubernetes', ref: jobRef } },
+      ],
+    });
+    const jobNoise = (name: string, cite: string) =>
+      finding('background-noise', ref('Job', name), { key: `noise:job:shop/${name}`, status: 'unrelated', confidence: 0.05, reason: 'no path', supporting: [], refuting: [{ kind: 'object', summary: `job ${name} running`, citation: { source: 'kubernetes', ref: cite } }] });
+    const out = reconcileFindings([db, jobNoise('migrate-7d41c9e', jobRef.replace('#status', '')), jobNoise('report-1', 'apis/batch/v1/namespaces/shop/jobs/report-1#status')], ctx(shop()));
+    expect(out.map((f) => f.key)).toEqual(['database-degraded:shop/Deployment/redis', 'noise:job:shop/report-1']);
+  });
+});

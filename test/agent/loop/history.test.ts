@@ -73,7 +73,7 @@ describe('older tool results are sent as digests', () => {
     expect(digest.length).toBeLessThan(whole.length);
     const parsed = JSON.parse(digest);
     expect(parsed).toMatchObject({ status: 'success', cite: JSON.parse(whole).cite });
-    expect(parsed.data).toMatch(/elided; call the tool again/);
+    expect(parsed.data).toMatch(/elided: read in an earlier turn; call again/);
     expect(parsed.evidence ?? []).toEqual(JSON.parse(whole).evidence ?? []);
     // The newest result is always whole.
     const newest = [...resultsById(fourth!.body).values()].at(-1)!;

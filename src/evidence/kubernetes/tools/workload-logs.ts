@@ -9,7 +9,7 @@
 import type { V1Deployment, V1Pod } from '@kubernetes/client-node';
 import { z } from 'zod';
 import { summarizeLogs, type LogsSummary } from '../../logs/summary.js';
-import type { LogLine, LogPattern } from '../../logs/types.js';
+import { OTHER_TEMPLATE, type LogLine, type LogPattern } from '../../logs/types.js';
 import type { EvidenceTool, ToolResult } from '../../tool.js';
 import type { Evidence } from '../../types.js';
 import type { KubeReader } from '../client.js';
@@ -216,7 +216,9 @@ function merged(sum: LogsSummary, max: number): Record<string, unknown>[] {
       ...(x.first ? { first: x.first.toISOString() } : {}),
       ...(x.last ? { last: x.last.toISOString() } : {}),
       ...(change ? { sinceOnset: change.kind, before: change.countBefore, after: change.countAfter } : {}),
-      ...(x.template !== x.example ? { example: x.example } : {}),
+      // An example says more than its template only where the template hides words (`<*>`, a cut) or it is
+      // an error or warning; a line whose placeholders are times and numbers is read from the template.
+      ...(x.template !== x.example && (/<\*>|…/.test(x.template) || x.level === 'error' || x.level === 'warn' || x.template === OTHER_TEMPLATE) ? { example: x.example } : {}),
     };
   });
 }
