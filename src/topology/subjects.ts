@@ -39,6 +39,7 @@ const WORKLOAD_LABELS: [string, string][] = [
 ];
 const POD_LABELS = ['pod', 'k8s_pod_name', 'pod_name', 'exported_pod', 'kubernetes_pod_name'];
 const NAME_LABELS = ['destination_workload', 'workload', 'service', 'destination_service_name', 'destination_service', 'service_name', 'exported_service', 'kube_service', 'app', 'app_kubernetes_io_name', 'application', 'k8s_app', 'container', 'server', 'upstream', 'backend', 'job'];
+const SLO_SERVICE_LABELS = ['sloth_service', 'slo_service'];
 const NODE_LABELS = ['node', 'kubernetes_node', 'k8s_node_name', 'nodename', 'hostname'];
 const URL_LABELS = ['instance', 'url', 'target', 'probe_url', 'endpoint', 'host', 'server_address', 'http_host'];
 const QUEUE_LABELS = ['consumergroup', 'consumer_group', 'group', 'topic', 'queue', 'stream_name', 'consumer_name', 'messaging_destination_name'];
@@ -160,6 +161,19 @@ function fromLabels(labels: Record<string, string>, t: Topology): Subject[] {
         out.push({ ref: found, how: `label ${label}=${v}` });
         break;
       }
+    }
+  }
+  // An SLO's service (Sloth's `sloth_service`, OpenSLO's and Pyrra's `service` on the burn rules) names
+  // what users see: a workload or Service of that name, else its front door (an Ingress or route of
+  // that name), else the namespace of that name.
+  if (out.length === 0) {
+    for (const label of SLO_SERVICE_LABELS) {
+      const v = get(label);
+      if (!v) continue;
+      const found = findNamed(t, ['Service', ...WORKLOAD_KINDS], v, ns) ?? findNamed(t, ['Ingress', 'HTTPRoute', 'GRPCRoute'], v, ns);
+      if (found) out.push({ ref: found, how: `label ${label}=${v}` });
+      else if (!ns && t.has({ kind: 'Namespace', name: v })) out.push({ ref: { kind: 'Namespace', name: v }, how: `label ${label}=${v}` });
+      if (out.length) break;
     }
   }
   if (out.length === 0 && ns) out.push({ ref: { kind: 'Namespace', name: ns }, how: `label namespace=${ns}` });

@@ -84,3 +84,10 @@ export interface Analyzer {
 
 /** A change this long before the onset can still explain it; older changes are background. */
 export const CHANGE_WINDOW_MS = 60 * 60_000;
+
+/**
+ * A change whose effect waits for load or traffic (a lowered ceiling, a smaller pool, a config read at
+ * the next restart) can explain an onset this long after it, when the analyzer ties the symptom to the
+ * exact thing it changed: the fixed window above would clear it as background.
+ */
+export const DELAYED_EFFECT_MS = 12 * 3600_000;

@@ -237,7 +237,7 @@ export const FAULT_FAMILIES: readonly FaultFamily[] = [
     group: 'scheduling',
     title: 'The autoscaler cannot scale enough',
     description: 'An HPA pinned at maxReplicas under load, one whose max was lowered, or one that cannot compute its metric (no CPU request, metrics missing).',
-    component: 'the HorizontalPodAutoscaler when it is misconfigured or was edited; the Deployment when load simply outgrew it',
+    component: 'the HorizontalPodAutoscaler when it is misconfigured or was edited (the KEDA ScaledObject when KEDA renders the HPA and its ceiling was lowered there, even hours before the peak that meets it); the Deployment when load simply outgrew it',
     facts: { hpa: 'the HPA', maxReplicas: 'its max', previousMaxReplicas: 'the max before an edit', currentReplicas: 'now', desiredReplicas: 'wanted', metric: '`cpu` | `memory` | a custom metric', current: 'its current value', target: 'its target', driver: '`load` | `regression` | `misconfiguration`' },
     fix: '`restore_object` on the HPA when an edit lowered maxReplicas (or changed its metrics) and the applied spec is known; raising it beyond that is a human edit',
     sources: ['SREGym hpa_missing_effective_cpu_request, load_spike_rpc_retry_storm'],

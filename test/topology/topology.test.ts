@@ -115,6 +115,14 @@ describe('subjects, the walk and the scope', () => {
     expect(resolveSubjects(a, buildTopology(w)).map((s) => nodeId(s.ref))).toEqual(['Deployment/shop/quotes']);
   });
 
+  it('resolves a Sloth SLO burn by its service: the front door of that name, else its namespace, narrowed by the SLO\'s words', () => {
+    // `sloth_slo: quotes-success` would match the quotes workload by words; the SLO's service is what users hit.
+    const slo = { alertname: 'CheckoutSuccessSLOBurn', sloth_id: 'edge-quotes-success', sloth_service: 'edge', sloth_slo: 'quotes-success' };
+    expect(resolveSubjects(alert(slo), t).map((s) => nodeId(s.ref))).toEqual(['Ingress/shop/edge']);
+    expect(resolveSubjects(alert({ ...slo, sloth_service: 'shop' }), t).map((s) => nodeId(s.ref))).toEqual(['Deployment/shop/quotes']);
+    expect(resolveSubjects(alert({ alertname: 'SLOBurn', sloth_service: 'shop', sloth_slo: 'availability' }), t).map((s) => nodeId(s.ref))).toEqual(['Namespace//shop']);
+  });
+
   it('resolves each alert of a grouped post', () => {
     const a = alert({ alertname: 'HighErrorRate' }, { members: [{ labels: { namespace: 'shop', service: 'quotes' }, annotations: {} }, { labels: { namespace: 'shop', service: 'cache' }, annotations: {} }] });
     expect(resolveSubjects(a, t).map((s) => nodeId(s.ref)).sort()).toEqual(['Service/shop/cache', 'Service/shop/quotes']);

@@ -141,8 +141,28 @@ describe('hpa-at-max analyzer', () => {
     const [f] = hpaAtMax.analyze(input({ hpas: [keda] }, [summary('request_rate', 'HTTP request rate', 'req/s', series(120, 130, at(-8)))], [edit]));
     expect(f).toMatchObject({ status: 'supported', facts: { driver: 'misconfiguration', scaledObject: 'recommendations', manager: 'argocd-controller', changedAt: at(-7).toISOString() } });
     expect(f!.supporting.map((e) => e.citation.ref)).toContain(edit.citation.ref);
-    // The saturated workload leads its own affected list.
-    expect(f!.affected?.[0]).toEqual({ kind: 'Deployment', namespace: 'shop', name: 'recommendations' });
+    // Localised to the ScaledObject KEDA renders the HPA from; the HPA and the saturated workload in scope.
+    expect(f!.component).toEqual({ kind: 'ScaledObject', namespace: 'shop', name: 'recommendations' });
+    expect(f!.affected?.slice(0, 2)).toEqual([
+      { kind: 'HorizontalPodAutoscaler', namespace: 'shop', name: 'keda-hpa-recommendations' },
+      { kind: 'Deployment', namespace: 'shop', name: 'recommendations' },
+    ]);
+  });
+
+  it('a ceiling lowered hours before the peak still explains it, and the release values say what it was', () => {
+    const keda = hpa(3, 3, 0);
+    keda.metadata = { name: 'keda-hpa-recommendations', namespace: 'shop', ownerReferences: [{ apiVersion: 'keda.sh/v1alpha1', kind: 'ScaledObject', name: 'recommendations', uid: 'u1' }] };
+    const edit: RankedChange = {
+      at: at(-125), actor: 'kubectl-edit', kind: 'edit', target: { kind: 'ScaledObject', namespace: 'shop', name: 'recommendations' }, source: 'kubernetes',
+      summary: 'kubectl edit updated scaledobject/recommendations (maxReplicaCount)', citation: { source: 'kubernetes', ref: 'apis/keda.sh/v1alpha1/namespaces/shop/scaledobjects/recommendations#metadata.managedFields[1]' }, score: 0.2, why: [],
+    };
+    const so = { apiVersion: 'keda.sh/v1alpha1', kind: 'ScaledObject', metadata: { name: 'recommendations', namespace: 'shop', annotations: { 'meta.helm.sh/release-name': 'recommendations' } }, spec: { maxReplicaCount: 3, triggers: [] } };
+    const helm = { release: 'recommendations', revisions: [{ name: 'recommendations', namespace: 'shop', revision: 31, status: 'deployed', description: 'Upgrade complete', chart: 'recommendations-3.6.0', values: { image: { tag: '2.14.0' }, keda: { minReplicaCount: 2, maxReplicaCount: 20 } }, secretName: 'sh.helm.release.v1.recommendations.v31' }] };
+    const base = input({ hpas: [keda], helm }, [summary('request_rate', 'HTTP request rate', 'req/s', series(120, 125, at(-8)))], [edit]);
+    const [f] = hpaAtMax.analyze({ ...base, cluster: { snapshot: { custom: { ScaledObject: [so] } } } as never });
+    expect(f).toMatchObject({ status: 'supported', component: { kind: 'ScaledObject', name: 'recommendations' }, facts: { driver: 'misconfiguration', previousMaxReplicas: 20, changedAt: at(-125).toISOString() } });
+    expect(f!.supporting.map((e) => e.citation.ref)).toContain('api/v1/namespaces/shop/secrets/sh.helm.release.v1.recommendations.v31#data.release (decoded)');
+    expect(f!.mechanism).toContain('lowered from 20 to 3');
   });
 
   it('returns nothing when the HPA still has room', () => {

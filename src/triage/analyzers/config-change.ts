@@ -24,19 +24,16 @@ import { configRefs, type RelatedObject } from '../../evidence/kubernetes/relate
 import { describeWriter } from '../../evidence/kubernetes/managed-fields.js';
 import type { Evidence } from '../../evidence/types.js';
 import type { Analyzer, TriageInput } from '../analyzer.js';
-import { CHANGE_WINDOW_MS } from '../analyzer.js';
+import { CHANGE_WINDOW_MS, DELAYED_EFFECT_MS } from '../analyzer.js';
 import { objectCitation } from '../citations.js';
 import { clockTime, humanDuration, relativeToOnset } from '../time.js';
 import type { Finding, MitigationProposal } from '../types.js';
 import { fmtLevel, metricLabel, metricWord, moved, symptomAfter, targetScope, targetSymptoms, CLOSE_AFTER_MS, type LogSymptom } from './deploy-regression.js';
 import { dependentSymptoms } from '../downstream.js';
 
-/**
- * How far back an edit can be the cause. Effects wait for traffic, restarts or caches to expire, so a
- * fixed hour misses them; confidence falls with the delay instead, and symptoms that began before the
- * edit rule it out whatever its age.
- */
-const DELAYED_EFFECT_MS = 12 * 3600_000;
+// How far back an edit can be the cause (DELAYED_EFFECT_MS): effects wait for traffic, restarts or
+// caches to expire, so a fixed hour misses them; confidence falls with the delay instead, and symptoms
+// that began before the edit rule it out whatever its age.
 
 /** An edit whose readers loaded it and then served this long without symptoms is cleared by that. */
 const SERVED_FINE_MS = 30 * 60_000;

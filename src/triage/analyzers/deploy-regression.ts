@@ -80,7 +80,7 @@ export const metricWord = (id: string): string => METRIC_LABELS[id]?.[1] ?? id.r
 /** "rose" or "fell", from the symptom's levels. */
 export const moved = (m: { before: number | null; after: number | null }): string => (m.before !== null && m.after !== null && m.after < m.before ? 'fell' : 'rose');
 
-const FAILURE_TEXT = /error|fail|exception|panic|fatal|timeout|timed out|refused|unavailable|no such host|deadline|reset by peer|5\d\d\b/i;
+export const FAILURE_TEXT = /error|fail|exception|panic|fatal|timeout|timed out|refused|unavailable|no such host|deadline|reset by peer|5\d\d\b/i;
 
 const round = (x: number | null | undefined): number | null => (x === null || x === undefined ? null : Number(x.toPrecision(3)));
 

@@ -24,7 +24,7 @@ import { metricEvidence } from '../../evidence/prometheus/evidence.js';
 import type { MetricSummary, SeriesSummary } from '../../evidence/prometheus/types.js';
 import { scopeRefs } from '../scope.js';
 import type { Analyzer, TriageInput } from '../analyzer.js';
-import { CHANGE_WINDOW_MS } from '../analyzer.js';
+import { CHANGE_WINDOW_MS, DELAYED_EFFECT_MS } from '../analyzer.js';
 import { clockTime, humanDuration, relativeToOnset } from '../time.js';
 import type { Finding } from '../types.js';
 import { hpaRestoreProposal } from '../../actions/objects/propose.js';
@@ -163,9 +163,11 @@ export const hpaAtMax: Analyzer = {
       // KEDA owns its HPA (`keda-hpa-<name>`): the ceiling is the ScaledObject's maxReplicaCount, and an
       // edit of it right before the HPA hit max is the cause, not load.
       const scaledObject = (h.metadata?.ownerReferences ?? []).find((o) => o.kind === 'ScaledObject')?.name ?? (/^keda-hpa-(.+)$/.exec(name)?.[1]);
+      // A lowered ceiling waits for the next peak to bite: an edit hours before the HPA hit it still
+      // explains it, as long as it came before the limit did.
       const ceilingEdit = scaledObject
         ? changes
-            .filter((c) => c.target.kind === 'ScaledObject' && c.target.name === scaledObject && c.target.namespace === t.namespace && c.at.getTime() <= (limitedSince ?? onset).getTime() + 60_000 && onset.getTime() - c.at.getTime() <= CHANGE_WINDOW_MS)
+            .filter((c) => c.target.kind === 'ScaledObject' && c.target.name === scaledObject && c.target.namespace === t.namespace && c.at.getTime() <= (limitedSince ?? onset).getTime() + 60_000 && onset.getTime() - c.at.getTime() <= DELAYED_EFFECT_MS)
             .sort((a, b) => b.at.getTime() - a.at.getTime())[0]
         : undefined;
       // A queue trigger names what the consumer falls behind on: the grader's and the responder's `topic`/`consumer`.
@@ -177,8 +179,16 @@ export const hpaAtMax: Analyzer = {
         facts.manager = ceilingEdit.actor;
         facts.changedAt = ceilingEdit.at.toISOString();
         supporting.push({ kind: 'change', summary: `ScaledObject ${scaledObject} edited by ${ceilingEdit.actor} at ${clockTime(ceilingEdit.at)} (${relativeToOnset(ceilingEdit.at, onset)}): KEDA's HPA now stops at ${max}`, citation: ceilingEdit.citation, observedAt: ceilingEdit.at });
+        // The release that owns the ScaledObject still says what the ceiling was meant to be.
+        const intended = so ? helmIntended(so, kube, 'maxReplicaCount') : undefined;
+        if (intended && typeof intended.value === 'number' && intended.value > max) {
+          facts.previousMaxReplicas = intended.value;
+          supporting.push({ kind: 'helm_release', summary: `Helm ${intended.release} rev ${intended.revision} values set ${intended.path}: ${intended.value}; the live ScaledObject says ${max}`, citation: intended.citation });
+        }
       }
       facts.driver = driver;
+      // The faulty object is the ScaledObject KEDA renders the HPA from; the HPA and the workload are in scope.
+      const keda = driver === 'misconfiguration' && !!ceilingEdit && !!scaledObject;
 
       // A recent rollout of the target with flat traffic is the better explanation: per-request cost went up.
       const recentRollout = changes.find(
@@ -201,7 +211,11 @@ export const hpaAtMax: Analyzer = {
       const status = driver === 'load' || driver === 'misconfiguration' ? 'supported' : driver === 'regression' || recentRollout ? 'inconclusive' : 'supported';
       const confidence = driver === 'load' || driver === 'misconfiguration' ? 0.88 : status === 'inconclusive' ? 0.45 : 0.7;
       // The saturated workload first: it is what runs short, then who sees the latency.
-      const affected = [{ kind: t.kind, namespace: t.namespace, name: t.name }, ...scopeRefs(kube)];
+      const affected = [
+        ...(keda ? [{ kind: 'HorizontalPodAutoscaler', namespace: t.namespace, name }] : []),
+        { kind: t.kind, namespace: t.namespace, name: t.name },
+        ...scopeRefs(kube),
+      ];
       const overText = over ? `${over.metric} at ${fmt(over, over.current)} against a target of ${fmt(over, over.target)}` : 'its metric above target';
       out.push({
         key: `hpa-at-max:${t.namespace}/${t.kind}/${t.name}`,
@@ -209,7 +223,7 @@ export const hpaAtMax: Analyzer = {
         status,
         confidence,
         title: `${t.name} saturated: HPA ${name} at maxReplicas ${max}${over ? ` (${over.metric} ${fmt(over, over.current)}/${fmt(over, over.target)})` : ''}${driver === 'load' && facts.trafficRatio ? `, traffic ×${facts.trafficRatio}` : ''}`,
-        component: { kind: t.kind, namespace: t.namespace, name: t.name },
+        component: keda ? { kind: 'ScaledObject', namespace: t.namespace, name: scaledObject! } : { kind: t.kind, namespace: t.namespace, name: t.name },
         mechanism:
           `HPA ${t.namespace}/${name} runs ${t.name} at ${current} replicas = maxReplicas ${max}` +
           (desired > max ? ` and wants ${desired}` : '') +
@@ -221,7 +235,9 @@ export const hpaAtMax: Analyzer = {
             : driver === 'regression'
               ? 'Traffic did not rise while latency did: a per-request regression pins the HPA, more replicas would only hide it. '
               : '') +
-          `Raise spec.maxReplicas of HPA ${name} (and check cluster capacity for the extra pods); HPAs are edited by humans, not by Vigil.`,
+          (keda
+            ? `KEDA renders that HPA from ScaledObject ${scaledObject}, whose maxReplicaCount was lowered${facts.previousMaxReplicas !== undefined ? ` from ${facts.previousMaxReplicas}` : ''} to ${max}; put it back on the ScaledObject (editing the HPA is reverted by KEDA).`
+            : `Raise spec.maxReplicas of HPA ${name} (and check cluster capacity for the extra pods); HPAs are edited by humans, not by Vigil.`),
         scope: `every request to ${t.name} competes for ${max} saturated replicas${affected.length ? `; ${affected.map((a) => `${a.kind.toLowerCase()}/${a.name}`).join(', ')} see the latency` : ''}`,
         affected,
         facts,
@@ -413,4 +429,29 @@ export function queueTriggerFacts(triggers: unknown, workload: string): { topic?
     return { topic, consumer: pick(keys.consumer) ?? workload };
   }
   return {};
+}
+
+/**
+ * What the Helm release that owns `obj` set for a field the live object no longer has: the deployed
+ * revision's values searched for the field's name (charts pass `keda.maxReplicaCount` through as is).
+ * Only the target's own release is read (the gatherer decodes that one); another release: undefined.
+ */
+export function helmIntended(obj: { metadata: { annotations?: Record<string, string> } }, kube: KubeEvidence, field: string): { release: string; revision: number; path: string; value: unknown; citation: Evidence['citation'] } | undefined {
+  const release = obj.metadata.annotations?.['meta.helm.sh/release-name'];
+  const helm = kube.helm;
+  if (!release || !helm || helm.release !== release) return undefined;
+  const deployed = helm.revisions.find((r) => r.status === 'deployed') ?? helm.revisions[0];
+  if (!deployed) return undefined;
+  const found: { path: string; value: unknown }[] = [];
+  const walk = (v: unknown, path: string[]) => {
+    if (!v || typeof v !== 'object' || Array.isArray(v)) return;
+    for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
+      if (k === field && (typeof x === 'number' || typeof x === 'string')) found.push({ path: [...path, k].join('.'), value: typeof x === 'string' && /^\d+$/.test(x) ? Number(x) : x });
+      else walk(x, [...path, k]);
+    }
+  };
+  walk(deployed.values, []);
+  // Two places naming the field (a worker and an api block): ambiguous, say nothing.
+  if (found.length !== 1) return undefined;
+  return { release, revision: deployed.revision, ...found[0]!, citation: { source: 'kubernetes', ref: `api/v1/namespaces/${deployed.namespace}/secrets/${deployed.secretName}#data.release (decoded)` } };
 }

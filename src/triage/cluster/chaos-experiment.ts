@@ -31,7 +31,7 @@ import { nodeId, selectorMatches } from '../../topology/graph.js';
 import { dependsOn } from '../../topology/walk.js';
 import type { CustomObject } from '../../topology/snapshot.js';
 import type { ClusterAnalyzer, ClusterTriageInput, TriageInput } from '../analyzer.js';
-import { targetScope, targetSymptoms, type Symptoms } from '../analyzers/deploy-regression.js';
+import { FAILURE_TEXT, targetScope, targetSymptoms, type Symptoms } from '../analyzers/deploy-regression.js';
 import { objectCitation } from '../citations.js';
 import { clockTime, humanDuration, relativeToOnset } from '../time.js';
 import type { Finding } from '../types.js';
@@ -474,9 +474,11 @@ function analyzeOne(input: ClusterTriageInput, o: CustomObject): Finding | undef
     }
   }
   // A network fault (netem delay, loss, partition) is invisible in the target's own server metrics: its
-  // handlers run as fast as ever, the packets wait in the kernel. Its callers see it, so the alerted
-  // workloads that depend on a target and whose symptoms began after the start corroborate it.
-  if (!corroborated && !earlier && (o.kind === 'NetworkChaos' || /delay|loss|partition|bandwidth|corrupt|duplicate|netem/i.test(action))) {
+  // handlers run as fast as ever, the packets wait in the kernel. A clock offset too: the target serves
+  // fine, what it stamps (tokens, certificates, leases) is rejected by the others. Its callers see it, so
+  // the alerted workloads that depend on a target and whose symptoms began after the start corroborate it.
+  const seenByCallers = o.kind === 'NetworkChaos' || o.kind === 'TimeChaos' || /delay|loss|partition|bandwidth|corrupt|duplicate|netem|time-offset/i.test(action);
+  if (!corroborated && !earlier && seenByCallers) {
     const { topology, walk } = input.cluster;
     const since = (startedAt?.getTime() ?? 0) - SKEW_MS;
     for (const caller of input.inputs) {
@@ -484,11 +486,21 @@ function analyzeOne(input: ClusterTriageInput, o: CustomObject): Finding | undef
       // The alerted workloads: a subject itself or behind one (0 hops from what the alert names).
       if (!t || chosen.some((c) => c.input === caller) || walk.reached.get(nodeId(t))?.hops !== 0) continue;
       if (!chosen.some((c) => dependsOn(topology, t, c.ref))) continue;
-      const rise = targetSymptoms(caller).metrics.filter((m) => !startedAt || m.start.getTime() >= since).sort((a, b) => a.start.getTime() - b.start.getTime())[0];
+      const callerSym = targetSymptoms(caller);
+      const rise = callerSym.metrics.filter((m) => !startedAt || m.start.getTime() >= since).sort((a, b) => a.start.getTime() - b.start.getTime())[0];
+      // A rejection is not always a 5xx (an expired token is a 401, logged as a warning): the caller's
+      // failure lines that first appeared after the start count too.
+      const log = callerSym.logs.find((l) => !startedAt || !l.first || l.first.getTime() >= since) ?? failureLinesSince(caller, startedAt ? since : undefined);
+      if (!rise && log) {
+        corroborated = true;
+        supporting.push(log.evidence);
+        notes.push(`${t.name}, which calls ${chosen.map((c) => c.ref.name).join(', ')}, logs new errors since it started`);
+        break;
+      }
       if (!rise) continue;
       corroborated = true;
       supporting.push(rise.evidence);
-      notes.push(`${t.name}, which calls ${chosen.map((c) => c.ref.name).join(', ')}, saw its ${rise.metric === 'latency_p99' ? 'p99 latency' : '5xx ratio'} rise ${startedAt ? humanDuration(rise.start.getTime() - startedAt.getTime()) : ''} after it started (a network fault does not show in the target's own server metrics)`.replace(/\s+/g, ' '));
+      notes.push(`${t.name}, which calls ${chosen.map((c) => c.ref.name).join(', ')}, saw its ${rise.metric === 'latency_p99' ? 'p99 latency' : '5xx ratio'} rise ${startedAt ? humanDuration(rise.start.getTime() - startedAt.getTime()) : ''} after it started (a ${o.kind === 'TimeChaos' || /time/i.test(action) ? 'clock offset' : 'network fault'} does not show in the target's own server metrics)`.replace(/\s+/g, ' '));
       break;
     }
   }
@@ -569,4 +581,25 @@ function dedupe(refs: ComponentRef[]): ComponentRef[] {
     seen.add(k);
     return true;
   });
+}
+
+/** What a caller logs when it refuses what the target stamped (a token, a certificate, a signature). */
+const REJECTION_TEXT = /reject|invalid|expired|not yet valid|used before issued|denied|unauthori[sz]ed|forbidden/i;
+
+/** A caller's warning or error log template that names a failure and first appeared at `since` or later (its Running pods' logs). */
+function failureLinesSince(input: TriageInput, since: number | undefined): { evidence: Evidence } | undefined {
+  if (since === undefined) return undefined;
+  for (const c of input.kube.containerLogs) {
+    const p = c.patterns.find((x) => (x.level === 'error' || x.level === 'warn') && (FAILURE_TEXT.test(x.template) || REJECTION_TEXT.test(x.template)) && x.first && x.first.getTime() >= since && x.count >= 3);
+    if (!p) continue;
+    return {
+      evidence: {
+        kind: 'log',
+        summary: `[${p.level}] "${p.template.slice(0, 160)}" ×${p.count} in ${c.pod}/${c.container} since ${clockTime(p.first!)}`,
+        citation: objectCitation('Pod', input.kube.target?.namespace, c.pod, `log?container=${c.container}`),
+        observedAt: p.first!,
+      },
+    };
+  }
+  return undefined;
 }

@@ -16,15 +16,16 @@
  * after a `kubectl apply`, or an edit after a Helm release); a synced or applied change (Argo CD, a
  * `kubectl apply`: the annotation holds the new spec) gets none: fix it at the source.
  */
-import type { Evidence } from '../../evidence/types.js';
-import { nodeId } from '../../topology/graph.js';
+import type { ComponentRef, Evidence } from '../../evidence/types.js';
+import { nodeId, refOfId } from '../../topology/graph.js';
 import { serviceOfHost } from '../../topology/references.js';
+import type { V1Pod } from '@kubernetes/client-node';
 import type { ClusterAnalyzer, ClusterTriageInput } from '../analyzer.js';
 import { objectCitation } from '../citations.js';
 import { clockTime } from '../time.js';
 import type { Finding } from '../types.js';
 import type { CustomObject } from '../../topology/snapshot.js';
-import { changeEvidence, lastChangeBefore, logEvidence, logHits } from './common.js';
+import { changeEvidence, lastChangeBefore, logEvidence, logHits, type LogHit } from './common.js';
 import { restoreObjectProposal } from '../../actions/objects/propose.js';
 
 const FAULT_LOG = /fault filter abort|\bFI\b|fault injected|injected fault/i;
@@ -160,9 +161,107 @@ export const meshMisconfig: ClusterAnalyzer = {
       }
     }
     out.push(...authorizationDenials(input));
+    out.push(...strictAgainstPlaintextCallers(input));
     return out;
   },
 };
+
+/** A plain-text client whose connection a STRICT sidecar refuses: Envoy resets it, the client sees a reset. */
+const CLIENT_RESET_LOG = /connection reset by peer|ConnectionResetError|ECONNRESET|Connection aborted|upstream connect error|reset before headers|unexpected EOF|EOF while reading/i;
+/** A STRICT PeerAuthentication written this long before the onset can still be the cause (a nightly CronJob meets it hours later). */
+const STRICT_CHANGE_MS = 24 * 3600_000;
+
+/**
+ * A PeerAuthentication set to STRICT (created, or its mode changed) for a namespace whose Services a
+ * workload without the Envoy sidecar calls (a CronJob in a namespace outside the mesh, a pod with
+ * `sidecar.istio.io/inject: false`): the server's sidecars now refuse its plain-text connections, which
+ * the client logs as resets. Needs the write in the 24 h before the onset and the caller's resets;
+ * localised to the PeerAuthentication, the refused callers and the Services they call in scope.
+ */
+function strictAgainstPlaintextCallers(input: ClusterTriageInput): Finding[] {
+  const s = input.cluster.snapshot;
+  const t = input.cluster.topology;
+  const out: Finding[] = [];
+  const mode = (p: CustomObject) => (p.spec?.['mtls'] as { mode?: string } | undefined)?.mode;
+  for (const pa of (s.custom['PeerAuthentication'] ?? []).filter((p) => mode(p) === 'STRICT' && !p.spec?.['selector'] && p.metadata.namespace !== 'istio-system')) {
+    const ns = pa.metadata.namespace ?? '';
+    const change = lastChangeBefore(pa.kind, pa.metadata, input.onset);
+    if (!change || input.onset.getTime() - change.at.getTime() > STRICT_CHANGE_MS) continue;
+    const refused: { caller: ComponentRef; hit: LogHit; called: ComponentRef[] }[] = [];
+    for (const c of plaintextClients(input)) {
+      if (c.ref.namespace === ns) continue;
+      const called = t.outgoing(nodeId(c.ref)).map((e) => refOfId(e.to)).filter((r) => r.kind === 'Service' && r.namespace === ns);
+      // Hosts in args and command lines are not graph edges: the cluster DNS name of a Service there counts.
+      const named = [...c.template.matchAll(/([a-z0-9-]+)\.([a-z0-9-]+)\.svc\b/g)].filter((m) => m[2] === ns).map((m) => ({ kind: 'Service', namespace: ns, name: m[1]! }));
+      const services = [...new Map([...called, ...named].map((r) => [nodeId(r), r])).values()];
+      if (!services.length) continue;
+      const hit = c.hits.find((h) => !h.first || h.first.getTime() >= change.at.getTime() - 60_000);
+      if (hit) refused.push({ caller: c.ref, hit, called: services });
+    }
+    if (!refused.length) continue;
+    const name = pa.metadata.name ?? 'default';
+    const servers = [...new Map(refused.flatMap((r) => r.called).map((r) => [nodeId(r), r])).values()];
+    const serverWorkloads = servers.flatMap((sv) => t.outgoing(nodeId(sv)).filter((e) => e.kind === 'selects').map((e) => refOfId(e.to)));
+    const callers = refused.map((r) => r.caller);
+    out.push({
+      key: `mesh-misconfig:${ns}/PeerAuthentication/${name}/plaintext-callers`,
+      analyzer: 'mesh-misconfig',
+      family: 'mesh-misconfig',
+      status: 'supported',
+      confidence: 0.88,
+      title: `PeerAuthentication ${ns}/${name} requires STRICT mTLS: ${callers.map((c) => `${c.kind.toLowerCase()}/${c.name}`).join(', ')}, without a sidecar, ${callers.length === 1 ? 'is' : 'are'} refused`,
+      component: { kind: 'PeerAuthentication', namespace: ns, name },
+      mechanism:
+        `PeerAuthentication ${ns}/${name} sets mtls.mode STRICT for every workload of namespace ${ns}; ${change.summary} at ${clockTime(change.at)}. ` +
+        `${callers.map((c) => `${c.namespace}/${c.name}`).join(', ')} run${callers.length === 1 ? 's' : ''} without the Envoy sidecar and call${callers.length === 1 ? 's' : ''} ${servers.length ? servers.map((x) => x.name).join(', ') : `Services of ${ns}`} in plain text, which the sidecars there now reset. ` +
+        `Fix: set the mode back to PERMISSIVE (at its source${change.actor ? `, ${change.actor}` : ''}) or give the callers a sidecar.`,
+      scope: `${callers.map((c) => c.name).join(', ')} (refused) calling ${ns}`,
+      affected: [...serverWorkloads, ...servers, ...callers],
+      facts: { object: `PeerAuthentication/${name}`, field: 'spec.mtls.mode', value: 'STRICT', manager: change.actor, changedAt: change.at.toISOString() },
+      supporting: [
+        { kind: 'object', summary: `PeerAuthentication ${ns}/${name}: spec.mtls.mode = STRICT (namespace-wide)`, citation: objectCitation('PeerAuthentication', ns, name, 'spec.mtls.mode') },
+        changeEvidence(change, input.onset),
+        ...refused.slice(0, 2).map((r) => logEvidence(r.hit, `${r.caller.name} has no istio-proxy sidecar and its connections are reset`)),
+      ],
+      refuting: [],
+    });
+  }
+  return out;
+}
+
+/** A workload that runs without the Envoy sidecar, with its pod template (as text) and its reset lines. */
+interface PlainClient {
+  ref: ComponentRef;
+  template: string;
+  hits: LogHit[];
+}
+
+/** The investigated workloads and Job owners whose pods run without `istio-proxy` and whose logs show resets. */
+function plaintextClients(input: ClusterTriageInput): PlainClient[] {
+  const named = (cs: { name?: string }[] | undefined) => (cs ?? []).some((c) => c.name === 'istio-proxy');
+  const meshed = (pods: V1Pod[]) => pods.some((p) => named(p.spec?.containers) || named(p.spec?.initContainers));
+  const out: PlainClient[] = [];
+  for (const i of input.inputs) {
+    const c = i.kube.target;
+    if (!c || meshed(i.kube.pods)) continue;
+    const spec = i.kube.workload?.spec as { template?: { spec?: { containers?: { name?: string }[] } } } | undefined;
+    if (named(spec?.template?.spec?.containers)) continue;
+    const hits = logHits([i], CLIENT_RESET_LOG);
+    if (hits.length) out.push({ ref: { kind: c.kind, namespace: c.namespace, name: c.name }, template: JSON.stringify(spec ?? {}), hits });
+  }
+  for (const je of input.jobs) {
+    if (meshed(je.pods)) continue;
+    const cj = je.owner.kind === 'CronJob' ? input.cluster.snapshot.cronJobs.find((x) => x.metadata?.namespace === je.owner.namespace && x.metadata?.name === je.owner.name) : undefined;
+    const template = JSON.stringify(cj?.spec?.jobTemplate ?? je.jobs[0]?.spec?.template ?? {});
+    const hits: LogHit[] = je.logs.flatMap((l) =>
+      l.patterns
+        .filter((p) => CLIENT_RESET_LOG.test(p.template) || CLIENT_RESET_LOG.test(p.example))
+        .map((p) => ({ workload: je.owner, pod: l.pod, container: l.container, template: p.template, example: p.example, count: p.count, ...(p.first ? { first: p.first } : {}), ...(p.last ? { last: p.last } : {}), citation: objectCitation('Pod', je.owner.namespace, l.pod, `log?container=${l.container}`) })),
+    );
+    if (hits.length) out.push({ ref: je.owner, template, hits });
+  }
+  return out;
+}
 
 /** Envoy's RBAC filter answers 403 with this body; its access log names the policy (or `none`). */
 const RBAC_DENIED = /RBAC: access denied|rbac_access_denied_matched_policy/i;

@@ -176,6 +176,36 @@ describe('chaos-experiment', () => {
     expect(chaosExperiment.analyze(withCaller([payments]))[0]).toMatchObject({ status: 'open' });
   });
 
+  it('takes a clock offset from the alerted caller rejecting what the target stamped (a warning, not a 5xx)', () => {
+    const auth = candidate(kube('identity', 'auth', [pod('identity', 'auth-6f7d9c8b54-2kq7x', 'auth')]), [latency(undefined)]);
+    const gwPods = [pod('edge', 'api-gateway-7d8c9b6f5d-h4kpz', 'api-gateway')];
+    const rejections = (firstMin: number) => ({
+      pod: 'api-gateway-7d8c9b6f5d-h4kpz', container: 'gateway', previous: false, lineCount: 40,
+      patterns: [{ template: '{"level":"warn","msg":"rejecting request: invalid access token","err":"token has invalid claims: token is expired"}', example: 'x', count: 24, level: 'warn' as const, first: at(firstMin), last: at(0) }],
+    });
+    const gateway = (firstMin: number) => candidate(kube('edge', 'api-gateway', gwPods, { containerLogs: [rejections(firstMin)] as never }), [latency(undefined)]);
+    const timeChaos: CustomObject = {
+      apiVersion: 'chaos-mesh.org/v1alpha1', kind: 'TimeChaos',
+      metadata: { name: 'auth-clock-drift', namespace: 'chaos-testing', creationTimestamp: iso(-13) as unknown as Date },
+      spec: { mode: 'fixed-percent', value: '67', selector: { namespaces: ['identity'], labelSelectors: { app: 'auth' } }, timeOffset: '-10m' },
+      status: { conditions: [{ type: 'AllInjected', status: 'True' }, { type: 'Paused', status: 'False' }], experiment: { desiredPhase: 'Run', containerRecords: [{ id: 'identity/auth-6f7d9c8b54-2kq7x/auth', phase: 'Injected', injectedCount: 1, recoveredCount: 0, events: [{ operation: 'Apply', type: 'Succeeded', timestamp: iso(-13) }] }] } },
+    };
+    const run = (inputs: TriageInput[]) => {
+      const c = cluster(inputs, { TimeChaos: [timeChaos] });
+      const s = c.cluster.snapshot;
+      s.deployments = s.deployments.map((d) => (d.metadata?.name === 'api-gateway' ? { ...d, spec: { ...d.spec!, template: { ...d.spec!.template, spec: { containers: [{ name: 'gateway', image: 'reg/gw:1', env: [{ name: 'JWKS_URL', value: 'http://auth.identity.svc/.well-known/jwks.json' }] }] } } } } : d));
+      s.services = [{ metadata: { name: 'auth', namespace: 'identity' }, spec: { selector: { app: 'auth' } } }];
+      const topology = buildTopology(s);
+      const reached = new Map([['Deployment/edge/api-gateway', { id: 'Deployment/edge/api-gateway', ref: { kind: 'Deployment', namespace: 'edge', name: 'api-gateway' }, path: [], hops: 0 }]]);
+      return chaosExperiment.analyze({ ...c, cluster: { ...c.cluster, topology, walk: { ...c.cluster.walk, reached } } } as ClusterTriageInput)[0];
+    };
+    const f = run([auth, gateway(-11)]);
+    expect(f).toMatchObject({ status: 'supported', component: { kind: 'TimeChaos', name: 'auth-clock-drift' } });
+    expect(f!.mechanism).toContain('api-gateway, which calls auth, logs new errors since it started');
+    // Rejections that were there before the experiment started say nothing about it.
+    expect(run([auth, gateway(-40)])).toMatchObject({ status: 'open' });
+  });
+
   it('rules out a paused experiment and one that finished long before the symptoms', () => {
     const payments = candidate(kube('payments', 'payments-api', PAYMENTS_PODS), [latency(-11)]);
     const [paused] = chaosExperiment.analyze(cluster([payments], { NetworkChaos: [networkDelay({ annotations: { 'experiment.chaos-mesh.org/pause': 'true' } })] }));

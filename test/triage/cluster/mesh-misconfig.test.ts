@@ -118,3 +118,38 @@ describe('mesh-misconfig: an AuthorizationPolicy that refuses a caller', () => {
     expect(meshMisconfig.analyze(world(['cluster.local/ns/fulfilment/sa/fulfilment'], 3 * 24 * 60))).toEqual([]);
   });
 });
+
+describe('mesh-misconfig: a STRICT PeerAuthentication meets a caller without a sidecar', () => {
+  function world(o: { sidecar?: boolean; writtenMinAgo?: number; mode?: string } = {}): ClusterTriageInput {
+    const s = emptySnapshot();
+    const written = new Date(ONSET.getTime() - (o.writtenMinAgo ?? 34) * 60_000);
+    s.services = [{ metadata: { name: 'ledger-api', namespace: 'ledger' }, spec: { selector: { app: 'ledger-api' } } }] as never;
+    s.deployments = [{ metadata: { name: 'ledger-api', namespace: 'ledger' }, spec: { selector: { matchLabels: { app: 'ledger-api' } }, template: { metadata: { labels: { app: 'ledger-api' } }, spec: { containers: [{ name: 'api' }, { name: 'istio-proxy' }] } } } }] as never;
+    const containers = [{ name: 'reconciler', args: ['--ledger-url=http://ledger-api.ledger.svc.cluster.local:8080'] }, ...(o.sidecar ? [{ name: 'istio-proxy' }] : [])];
+    s.cronJobs = [{ metadata: { name: 'payout-reconciler', namespace: 'batch' }, spec: { schedule: '*/20 * * * *', jobTemplate: { spec: { template: { spec: { containers } } } } } }] as never;
+    s.custom['PeerAuthentication'] = [{ apiVersion: 'security.istio.io/v1', kind: 'PeerAuthentication', metadata: { name: 'default', namespace: 'ledger', creationTimestamp: written, managedFields: [{ manager: 'argocd-controller', operation: 'Apply', time: written, fieldsV1: { 'f:spec': { 'f:mtls': { 'f:mode': {} } } } }] }, spec: { mtls: { mode: o.mode ?? 'STRICT' } } } as never];
+    const line = "ERROR payout_reconciler: ledger fetch failed: ('Connection aborted.', ConnectionResetError(104, 'Connection reset by peer'))";
+    const pod = { metadata: { name: 'payout-reconciler-29412377-k2x9p', namespace: 'batch' }, spec: { containers } };
+    const jobs = [{ owner: { kind: 'CronJob' as const, namespace: 'batch', name: 'payout-reconciler' }, jobs: [], pods: [pod], logs: [{ pod: 'payout-reconciler-29412377-k2x9p', container: 'reconciler', previous: false, patterns: [{ template: line, example: line, count: 6, level: 'error', first: new Date(ONSET.getTime() - 8 * 60_000) }], tail: [] }] }] as never;
+    const topology = buildTopology(s);
+    return { alert: { labels: {}, labelValues: [] } as never, onset: ONSET, cluster: { snapshot: s, topology, walk: { subjects: [], starts: [], reached: new Map(), candidates: [] }, subjects: [] }, inputs: [], changes: [], metrics: [], jobs };
+  }
+
+  it('localises to the PeerAuthentication, with who wrote it, the refused CronJob and the Service it calls in scope', () => {
+    const [f, ...rest] = meshMisconfig.analyze(world());
+    expect(rest).toEqual([]);
+    expect(f).toMatchObject({
+      status: 'supported',
+      component: { kind: 'PeerAuthentication', namespace: 'ledger', name: 'default' },
+      facts: { object: 'PeerAuthentication/default', field: 'spec.mtls.mode', value: 'STRICT', manager: 'argocd-controller' },
+    });
+    expect(f!.affected).toEqual(expect.arrayContaining([{ kind: 'CronJob', namespace: 'batch', name: 'payout-reconciler' }, { kind: 'Service', namespace: 'ledger', name: 'ledger-api' }, { kind: 'Deployment', namespace: 'ledger', name: 'ledger-api' }]));
+    expect(f!.supporting.some((e) => e.kind === 'log' && e.summary.includes('Connection reset by peer'))).toBe(true);
+  });
+
+  it('says nothing when the caller has its sidecar, the policy is PERMISSIVE, or it was written days ago', () => {
+    expect(meshMisconfig.analyze(world({ sidecar: true }))).toEqual([]);
+    expect(meshMisconfig.analyze(world({ mode: 'PERMISSIVE' }))).toEqual([]);
+    expect(meshMisconfig.analyze(world({ writtenMinAgo: 3 * 24 * 60 }))).toEqual([]);
+  });
+});
