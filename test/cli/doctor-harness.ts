@@ -20,8 +20,11 @@ interface Manifest {
   roleRef?: { kind: string; name: string };
   subjects?: { kind: string; name: string; namespace?: string }[];
 }
-const manifests: Manifest[] = readdirSync(deployDir)
-  .filter((f) => f.endsWith('.yaml') && !['policy.example.yaml', 'kustomization.yaml', 'executor-token.yaml'].includes(f))
+// The base plus the component that binds the example policy's namespaces (shop, payments, …): what the
+// doctor is proven against is deploy/ as installed with the example policy.
+const COMPONENT = 'components/example-namespaces/';
+const manifests: Manifest[] = [...readdirSync(deployDir), ...readdirSync(`${deployDir}${COMPONENT}`).map((f) => `${COMPONENT}${f}`)]
+  .filter((f) => f.endsWith('.yaml') && !['policy.example.yaml', 'kustomization.yaml', 'executor-token.yaml'].some((x) => f === x || f.endsWith(`/${x}`)))
   .flatMap((f) => parseAllDocuments(readFileSync(`${deployDir}${f}`, 'utf8')).map((d) => d.toJS() as Manifest));
 
 /**

@@ -29,7 +29,12 @@ interface Manifest {
 }
 
 const NOT_MANIFESTS = new Set(['policy.example.yaml', 'kustomization.yaml']);
-const files = readdirSync(dir).filter((f) => f.endsWith('.yaml') && !NOT_MANIFESTS.has(f));
+/** The optional component binding the executor and Secret reads in the example policy's namespaces. */
+const COMPONENT = 'components/example-namespaces/';
+const files = [
+  ...readdirSync(dir).filter((f) => f.endsWith('.yaml') && !NOT_MANIFESTS.has(f)),
+  ...readdirSync(`${dir}${COMPONENT}`).filter((f) => f.endsWith('.yaml') && !NOT_MANIFESTS.has(f)).map((f) => `${COMPONENT}${f}`),
+];
 const byFile = new Map<string, Manifest[]>(
   files.map((f) => {
     const docs = parseAllDocuments(readFileSync(`${dir}${f}`, 'utf8'));
@@ -42,8 +47,11 @@ const kustomization = parse(readFileSync(`${dir}kustomization.yaml`, 'utf8')) as
   namespace?: string;
   configMapGenerator: { name: string; namespace: string; files: string[] }[];
 };
-/** What `kubectl apply -k deploy/` creates (the examples and the token alternative are applied by hand). */
-const applied = kustomization.resources.flatMap((f) => byFile.get(f) ?? []);
+const component = parse(readFileSync(`${dir}${COMPONENT}kustomization.yaml`, 'utf8')) as { kind: string; resources: string[] };
+/** What `kubectl apply -k deploy/` creates by itself: no binding outside `vigil` (a fresh cluster has no shop). */
+const base = kustomization.resources.flatMap((f) => byFile.get(f) ?? []);
+/** …and with the example-namespaces component (the examples and the token alternative are applied by hand). */
+const applied = [...base, ...component.resources.flatMap((f) => byFile.get(`${COMPONENT}${f}`) ?? [])];
 const all = [...byFile.values()].flat();
 const find = (kind: string, name: string, namespace?: string) =>
   all.find((m) => m.kind === kind && m.metadata.name === name && (namespace === undefined || m.metadata.namespace === namespace));
@@ -85,9 +93,13 @@ describe('deploy/ manifests', () => {
     }
   });
 
-  it('kustomization lists every manifest except the examples and the token alternative, and sets no namespace', () => {
+  it('kustomization lists every manifest except the examples, the token alternative and the optional component, and sets no namespace', () => {
     for (const f of kustomization.resources) expect(byFile.has(f), f).toBe(true);
-    expect(files.filter((f) => !kustomization.resources.includes(f)).sort()).toEqual(['executor-token.yaml', 'secrets.example.yaml']);
+    expect(files.filter((f) => !kustomization.resources.includes(f) && !f.startsWith(COMPONENT)).sort()).toEqual(['executor-token.yaml', 'secrets.example.yaml']);
+    expect(component.kind).toBe('Component');
+    for (const f of component.resources) expect(byFile.has(`${COMPONENT}${f}`), f).toBe(true);
+    // Without the component, a fresh cluster needs no namespace but `vigil` (issue 16).
+    expect(base.filter((m) => m.metadata.namespace && m.metadata.namespace !== 'vigil')).toEqual([]);
     // A top-level namespace would move the executor's RoleBindings out of the namespaces they grant.
     expect(kustomization.namespace).toBeUndefined();
     expect(kustomization.configMapGenerator).toEqual([{ name: 'vigil-policy', namespace: 'vigil', files: ['policy.yaml=policy.example.yaml'] }]);

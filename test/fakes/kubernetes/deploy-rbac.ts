@@ -26,9 +26,13 @@ export type ExecutorMode = 'impersonate' | 'token';
 
 const LABELS = { 'app.kubernetes.io/name': 'vigil', 'app.kubernetes.io/component': 'generated-for-this-cluster' };
 
-/** deploy/'s manifests for this executor mode, every document (ServiceAccounts, roles, bindings). */
+/**
+ * deploy/'s manifests for this executor mode, every document (ServiceAccounts, roles, bindings), with the
+ * optional component that binds them in the example policy's namespaces (shop, payments, …).
+ */
 export function deployManifests(mode: ExecutorMode = 'impersonate'): object[] {
-  const files = ['reader-rbac.yaml', 'executor-rbac.yaml', mode === 'token' ? 'executor-token.yaml' : 'executor-access.yaml'];
+  const component = ['executor-bindings.yaml', 'reader-secrets-bindings.yaml'].map((f) => `components/example-namespaces/${f}`);
+  const files = ['reader-rbac.yaml', 'executor-rbac.yaml', mode === 'token' ? 'executor-token.yaml' : 'executor-access.yaml', ...component];
   return readManifests(...files.map((f) => `${DEPLOY_DIR}${f}`));
 }
 

@@ -1,0 +1,240 @@
+/**
+ * The Helm chart deploy/helm/vigil, rendered offline by scripts/helm-render.mjs (no `helm` binary on
+ * these machines) with its default values and with ci/full-values.yaml (+ the example policy). Every
+ * document must parse and match the Kubernetes object models (k8s-schema.ts: known fields, types,
+ * required fields; not formats, admission or CRDs), and the safety properties hold: a default install
+ * is read-only and binds nothing outside its namespace, Secret reads only in listed namespaces, the pod
+ * unprivileged with probes on the endpoints src/http serves, a NetworkPolicy and a PDB. The chart's RBAC
+ * is deploy/'s, so the kustomize base and the chart stay in step; `kubectl kustomize` renders the base
+ * when kubectl is installed.
+ */
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { parse, parseAllDocuments } from 'yaml';
+import { renderChart, renderManifests } from '../../scripts/helm-render.mjs';
+import { validateObject } from './k8s-schema.js';
+
+const root = new URL('../../', import.meta.url).pathname;
+const chart = `${root}deploy/helm/vigil`;
+const NS = 'vigil';
+
+interface Rule {
+  apiGroups: string[];
+  resources: string[];
+  verbs: string[];
+  resourceNames?: string[];
+}
+interface Obj {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; labels?: Record<string, string> };
+  rules?: Rule[];
+  roleRef?: { kind: string; name: string };
+  subjects?: { kind: string; name: string; namespace?: string }[];
+  [k: string]: any;
+}
+
+const render = (values: object = {}, namespace = NS): Obj[] =>
+  parseAllDocuments(renderManifests(chart, { values, name: 'vigil', namespace })).map((d) => {
+    if (d.errors.length) throw new Error(d.errors.map((e) => e.message).join('; '));
+    return d.toJS() as Obj;
+  });
+
+const examplePolicy = parse(readFileSync(`${root}deploy/policy.example.yaml`, 'utf8'));
+const fullValues = { ...parse(readFileSync(`${chart}/ci/full-values.yaml`, 'utf8')), policy: { enabled: true, content: examplePolicy } };
+const defaults = render();
+const full = render(fullValues);
+
+const WRITE_VERBS = new Set(['create', 'update', 'patch', 'delete', 'deletecollection', 'escalate', 'bind', 'impersonate', '*']);
+const byKind = (docs: Obj[], kind: string) => docs.filter((d) => d.kind === kind);
+const roleOf = (docs: Obj[], b: Obj) => docs.find((d) => d.kind === b.roleRef!.kind && d.metadata.name === b.roleRef!.name && (d.kind === 'ClusterRole' || d.metadata.namespace === b.metadata.namespace));
+const writes = (r: Obj | undefined) => (r?.rules ?? []).some((rule) => rule.verbs.some((v) => WRITE_VERBS.has(v)));
+const readsSecrets = (r: Obj | undefined) => (r?.rules ?? []).some((rule) => rule.resources.includes('secrets') || rule.resources.includes('*'));
+const deploymentOf = (docs: Obj[]) => byKind(docs, 'Deployment')[0]!;
+const deployDocs = (file: string): Obj[] => parseAllDocuments(readFileSync(`${root}deploy/${file}`, 'utf8')).map((d) => d.toJS() as Obj);
+
+describe.each([
+  ['default values', defaults],
+  ['full values', full],
+])('the chart rendered with %s', (_name, docs) => {
+  it('renders documents that all match the Kubernetes object models', () => {
+    expect(docs.length).toBeGreaterThan(8);
+    for (const d of docs) expect(validateObject(d), `${d.kind}/${d.metadata?.name}`).toEqual([]);
+  });
+
+  it('puts namespaced objects in the release namespace, bindings aside', () => {
+    for (const d of docs.filter((d) => !['ClusterRole', 'ClusterRoleBinding', 'RoleBinding'].includes(d.kind))) expect(d.metadata.namespace, `${d.kind}/${d.metadata.name}`).toBe(NS);
+  });
+
+  it('refers only to roles and ServiceAccounts it creates', () => {
+    for (const b of docs.filter((d) => d.kind.endsWith('Binding'))) {
+      expect(roleOf(docs, b), `${b.kind}/${b.metadata.name}`).toBeDefined();
+      for (const s of b.subjects!) expect(docs.some((d) => d.kind === 'ServiceAccount' && d.metadata.name === s.name && s.namespace === NS)).toBe(true);
+    }
+  });
+
+  it('never lets a ClusterRoleBinding read Secrets, nor any binding read them in its own namespace or kube-system', () => {
+    for (const b of byKind(docs, 'ClusterRoleBinding')) expect(readsSecrets(roleOf(docs, b)), b.metadata.name).toBe(false);
+    for (const b of byKind(docs, 'RoleBinding').filter((b) => readsSecrets(roleOf(docs, b)))) expect([NS, 'kube-system']).not.toContain(b.metadata.namespace);
+  });
+
+  it('runs the pod non-root, read-only, without capabilities, with RuntimeDefault seccomp and requests above the measured RSS', () => {
+    const pod = deploymentOf(docs).spec.template.spec;
+    const c = pod.containers[0];
+    expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
+    expect(pod.securityContext.runAsUser).toBeGreaterThan(0);
+    expect(c.securityContext).toMatchObject({ allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } });
+    expect(pod.serviceAccountName).toBe('vigil');
+    // docs/benchmarks.md: peak RSS 554 MB in the alert storm.
+    expect(c.resources.requests.memory).toBe('640Mi');
+    expect(640 * 2 ** 20).toBeGreaterThan(554e6);
+    expect(c.resources.limits.memory).toBeDefined();
+  });
+
+  it('probes /readyz (start-up, readiness) and /livez (liveness), which src/http/probes.ts serves', () => {
+    const served = readFileSync(`${root}src/http/probes.ts`, 'utf8');
+    const c = deploymentOf(docs).spec.template.spec.containers[0];
+    const paths = { startupProbe: '/readyz', readinessProbe: '/readyz', livenessProbe: '/livez' };
+    for (const [probe, path] of Object.entries(paths)) {
+      expect(c[probe].httpGet).toEqual({ path, port: 'http' });
+      expect(served).toContain(`path: '${path}'`);
+    }
+    expect(c.ports[0]).toMatchObject({ name: 'http', containerPort: 3000 });
+  });
+
+  it('has a NetworkPolicy (egress: DNS, the API server, HTTPS to public addresses, and what is added) and a PDB', () => {
+    const [np] = byKind(docs, 'NetworkPolicy');
+    expect(np!.spec.policyTypes).toEqual(['Ingress', 'Egress']);
+    expect(np!.spec.podSelector.matchLabels).toEqual(deploymentOf(docs).spec.selector.matchLabels);
+    const [dns, api, internet] = np!.spec.egress;
+    expect(dns.ports).toEqual([{ port: 53, protocol: 'UDP' }, { port: 53, protocol: 'TCP' }]);
+    expect(api.ports.map((p: { port: number }) => p.port)).toEqual([443, 6443]);
+    expect(internet).toMatchObject({ ports: [{ port: 443, protocol: 'TCP' }], to: [{ ipBlock: { cidr: '0.0.0.0/0', except: expect.arrayContaining(['10.0.0.0/8']) } }] });
+    expect(np!.spec.ingress).toHaveLength(1);
+    expect(np!.spec.ingress[0].ports).toEqual([{ port: 'http', protocol: 'TCP' }]);
+    expect(byKind(docs, 'PodDisruptionBudget')[0]!.spec.selector.matchLabels).toEqual(deploymentOf(docs).spec.selector.matchLabels);
+  });
+
+  it('sets only settings the app knows (.env.example), from a ConfigMap and Secrets', () => {
+    const known = new Set([...readFileSync(`${root}.env.example`, 'utf8').matchAll(/^([A-Z][A-Z0-9_]+)=/gm)].map((m) => m[1]));
+    for (const cm of byKind(docs, 'ConfigMap').filter((c) => c.metadata.name === 'vigil-config')) for (const k of Object.keys(cm.data)) expect(known.has(k), k).toBe(true);
+    for (const s of byKind(docs, 'Secret')) for (const k of Object.keys(s.stringData)) expect(known.has(k), `${s.metadata.name}: ${k}`).toBe(true);
+  });
+});
+
+describe('a default install', () => {
+  it('is read-only: no RoleBinding or ClusterRoleBinding grants a write anywhere, no policy file', () => {
+    for (const b of defaults.filter((d) => d.kind.endsWith('Binding'))) expect(writes(roleOf(defaults, b)), `${b.kind}/${b.metadata.name}`).toBe(false);
+    const cm = defaults.find((d) => d.metadata.name === 'vigil-config')!;
+    expect(cm.data.VIGIL_POLICY_FILE).toBeUndefined();
+  });
+
+  it('binds nothing outside its own namespace and reads no Secrets, so it applies on a fresh cluster', () => {
+    expect(byKind(defaults, 'RoleBinding').filter((b) => b.metadata.namespace !== NS)).toEqual([]);
+    expect(defaults.filter((d) => d.kind === 'ClusterRole' && readsSecrets(d))).toEqual([]);
+    expect(defaults.some((d) => d.kind === 'Secret')).toBe(false); // tokens come from slack.existingSecret
+  });
+
+  it('reads, cluster-wide, exactly what deploy/reader-rbac.yaml grants', () => {
+    const reader = defaults.find((d) => d.kind === 'ClusterRole' && d.metadata.name === 'vigil-reader')!;
+    const base = deployDocs('reader-rbac.yaml').find((d) => d.kind === 'ClusterRole' && d.metadata.name === 'vigil-reader')!;
+    expect(reader.rules).toEqual(base.rules);
+  });
+});
+
+describe('the full values', () => {
+  const bindings = byKind(full, 'RoleBinding');
+  const executorBindings = bindings.filter((b) => b.subjects!.some((s) => s.name === 'vigil-executor'));
+
+  it('binds the executor only in executor.namespaces, with deploy/executor-rbac.yaml\'s roles', () => {
+    expect(executorBindings.map((b) => `${b.metadata.namespace}:${b.roleRef!.name}`).sort()).toEqual(
+      ['payments:vigil-executor-production', 'payments-staging:vigil-executor-staging', 'shop:vigil-executor-production', 'shop-staging:vigil-executor-staging'].sort(),
+    );
+    const base = deployDocs('executor-rbac.yaml');
+    for (const name of ['vigil-executor-production', 'vigil-executor-staging', 'vigil-executor-nodes'])
+      expect(full.find((d) => d.kind === 'ClusterRole' && d.metadata.name === name)!.rules, name).toEqual(base.find((d) => d.metadata.name === name)!.rules);
+    // Cluster-wide writes: cordon_node's get/patch nodes, and impersonation's two audit extras; nothing else.
+    const crbWrites = byKind(full, 'ClusterRoleBinding').map((b) => roleOf(full, b)!).filter(writes).map((r) => r.rules);
+    expect(crbWrites).toEqual(expect.arrayContaining([
+      [{ apiGroups: [''], resources: ['nodes'], verbs: ['get', 'patch'] }],
+      [{ apiGroups: ['authentication.k8s.io'], resources: ['userextras/approved-by', 'userextras/incident'], verbs: ['impersonate'] }],
+    ]));
+    expect(crbWrites).toHaveLength(2);
+  });
+
+  it('reads Secrets only in reader.secretNamespaces, one RoleBinding each', () => {
+    const secretBindings = bindings.filter((b) => readsSecrets(roleOf(full, b)));
+    expect(secretBindings.map((b) => b.metadata.namespace).sort()).toEqual([...fullValues.reader.secretNamespaces].sort());
+    expect(secretBindings.every((b) => b.roleRef!.kind === 'ClusterRole' && b.subjects![0]!.name === 'vigil')).toBe(true);
+  });
+
+  it('mounts the policy it was given, and creates the Secrets from values', () => {
+    const policy = full.find((d) => d.metadata.name === 'vigil-policy')!;
+    expect(parse(policy.data['policy.yaml'])).toEqual(examplePolicy);
+    const cm = full.find((d) => d.metadata.name === 'vigil-config')!;
+    expect(cm.data).toMatchObject({ VIGIL_POLICY_FILE: '/etc/vigil/policy/policy.yaml', OPENAI_MODEL: 'gpt-4.1', PROMETHEUS_URL: 'http://prometheus.monitoring:9090', VIGIL_ALERT_CHANNELS: 'C0ALERTS1,C0ALERTS2' });
+    const slack = full.find((d) => d.kind === 'Secret' && d.metadata.name === 'vigil-slack')!;
+    expect(slack.stringData).toEqual({ SLACK_BOT_TOKEN: 'xoxb-1111-2222-placeholder', SLACK_APP_TOKEN: 'xapp-1-placeholder' });
+    const d = deploymentOf(full);
+    expect(d.spec.strategy.type).toBe('RollingUpdate');
+    expect(d.spec.template.spec.containers[0].image).toBe(`registry.example.com/vigil@${fullValues.image.digest}`);
+  });
+
+  it('token mode grants TokenRequest for the executor only, and no impersonation', () => {
+    const docs = render({ ...fullValues, executor: { ...fullValues.executor, mode: 'token' } });
+    const roles = byKind(docs, 'Role');
+    expect(roles.map((r) => r.rules)).toEqual([[{ apiGroups: [''], resources: ['serviceaccounts/token'], resourceNames: ['vigil-executor'], verbs: ['create'] }]]);
+    expect(docs.some((d) => d.rules?.some((r) => r.verbs.includes('impersonate')))).toBe(false);
+  });
+});
+
+describe('values the chart refuses', () => {
+  it.each([
+    ['Secret reads in its own namespace', { reader: { secretNamespaces: ['vigil'] } }, /never bind Secret reads there/],
+    ['Secret reads in kube-system', { reader: { secretNamespaces: ['kube-system'] } }, /never bind Secret reads there/],
+    ['executor in kube-system', { executor: { namespaces: [{ namespace: 'kube-system', role: 'production' }] } }, /never writes in kube-system/],
+    ['an unknown executor role', { executor: { namespaces: [{ namespace: 'shop', role: 'admin' }] } }, /must be one of/],
+    ['root', { podSecurityContext: { runAsNonRoot: false } }, /runAsNonRoot/],
+    ['no alert channel', { slack: { alertChannels: [] } }, /alertChannels/],
+    ['a created Secret without a bot token', { slack: { existingSecret: '' } }, /slack.botToken/],
+    ['an unknown value', { replicas: 2 }, /Additional property replicas/],
+  ])('%s', (_what, values, error) => {
+    expect(() => render(values)).toThrow(error);
+  });
+});
+
+it('NOTES.txt says how to check the install, and that a default install is read-only', () => {
+  const notes = renderChart(chart, { namespace: NS }).get('vigil/templates/NOTES.txt')!;
+  expect(notes).toContain('vigil doctor');
+  expect(notes).toContain('/sre status');
+  expect(notes).toContain('Read-only');
+});
+
+// The kustomize base renders (kubectl from Debian's kubernetes-client, or any kubectl ≥ 1.14) and, like
+// the chart's default, binds nothing outside `vigil`; the example namespaces are an optional component.
+const kubectl = (() => {
+  try {
+    execFileSync('kubectl', ['version', '--client'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+describe.skipIf(!kubectl)('kubectl kustomize deploy/', () => {
+  const docs = parseAllDocuments(execFileSync('kubectl', ['kustomize', `${root}deploy`], { encoding: 'utf8' })).map((d) => d.toJS() as Obj);
+
+  it('renders objects that match the Kubernetes models, all in vigil, none writable beyond impersonating the executor', () => {
+    expect(docs.length).toBeGreaterThan(10);
+    for (const d of docs) expect(validateObject(d), `${d.kind}/${d.metadata.name}`).toEqual([]);
+    expect(docs.filter((d) => d.metadata.namespace && d.metadata.namespace !== 'vigil')).toEqual([]);
+    expect(docs.filter((d) => d.kind === 'ClusterRoleBinding' && readsSecrets(roleOf(docs, d)))).toEqual([]);
+  });
+
+  it('has the chart\'s pod: same probes, security context and resources', () => {
+    const pod = deploymentOf(docs).spec.template.spec;
+    const chartPod = deploymentOf(defaults).spec.template.spec;
+    for (const k of ['startupProbe', 'readinessProbe', 'livenessProbe', 'securityContext', 'resources']) expect(pod.containers[0][k], k).toEqual(chartPod.containers[0][k]);
+    expect(pod.securityContext).toEqual(chartPod.securityContext);
+  });
+});
