@@ -3,7 +3,8 @@
  *   - ack latency of events, slash commands and button clicks (p50/p99), measured at the sender as Slack would;
  *   - alert post → first hypothesis card (the board) in the thread (p50/p99), deterministic path;
  *   - an alert storm: 1,000 alert posts in 60 s for 25 distinct alerts in one channel, with the fake
- *     Slack enforcing ~1 post/s per channel: threads opened, posts lost, ratelimited answers, peak RSS;
+ *     Slack enforcing ~1 post/s per channel: threads opened, posts lost, ratelimited answers, peak RSS (and the
+ *     storm's own part of it, above the idle baseline, per 1,000 alerts);
  *   - context: bytes/tokens of raw evidence gathered per investigation;
  *   - throughput of the two per-line passes every log goes through: template mining (lines/s) and
  *     redaction (MB/s), best of five on 10,000 mixed lines / 1 MB (the unit tests only guard against
@@ -113,6 +114,8 @@ async function ackAndFirstCard(samples: number) {
 async function storm(posts: number, seconds: number, distinct: number) {
   // Real Slack's per-channel posting limit, enforced by the fake: any 429 counts against us.
   const world = await newWorld({ slackPostRate: { perSecond: 1, burst: 4 } });
+  // Before the first post: what the storm adds on top of an idle Vigil and its fakes.
+  const baseline = process.memoryUsage().rss;
   let peak = process.memoryUsage().rss;
   const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 100);
   const started = performance.now();
@@ -163,6 +166,9 @@ async function storm(posts: number, seconds: number, distinct: number) {
       editsByPurpose,
       drainSeconds: Math.round((drained - started) / 100) / 10,
       peakRssMb: Math.round(peak / 1024 / 1024),
+      baselineRssMb: Math.round(baseline / 1024 / 1024),
+      /** Peak RSS above the idle baseline, scaled to 1,000 alerts (the storm's own memory, not the process's). */
+      peakRssMbPer1000Alerts: Math.round(((peak - baseline) / 1024 / 1024) * (1000 / posts) * 10) / 10,
     };
   } finally {
     clearInterval(sampler);
@@ -666,7 +672,7 @@ async function main() {
   console.log(`ack: p50 ${ackMs.p50} ms, p99 ${ackMs.p99} ms (${ackMs.samples} deliveries)`);
   console.log(`alert post → first hypothesis card: p50 ${firstCardMs.p50} ms, p99 ${firstCardMs.p99} ms`);
   const s = await storm(Number(values['storm-posts']), Number(values['storm-seconds']), Number(values['storm-distinct']));
-  console.log(`storm: ${s.alerts} posts for ${s.distinct} alerts → ${s.incidents} incidents, ${s.threads} threads, lost ${s.lost}, ratelimited ${s.rateLimitedErrors}, ${s.slackPosts} posts + ${s.slackUpdates} edits, drained in ${s.drainSeconds} s, peak RSS ${s.peakRssMb} MB`);
+  console.log(`storm: ${s.alerts} posts for ${s.distinct} alerts → ${s.incidents} incidents, ${s.threads} threads, lost ${s.lost}, ratelimited ${s.rateLimitedErrors}, ${s.slackPosts} posts + ${s.slackUpdates} edits, drained in ${s.drainSeconds} s, peak RSS ${s.peakRssMb} MB (idle ${s.baselineRssMb} MB: +${s.peakRssMbPer1000Alerts} MB per 1,000 alerts)`);
   const t = throughput();
   console.log(`log template mining: ${t.mining.linesPerSecond.toLocaleString('en')} lines/s (${t.mining.lines.toLocaleString('en')} lines → ${t.mining.templates} templates in ${t.mining.ms} ms, best of 5)`);
   console.log(`redaction: ${t.redaction.mbPerSecond} MB/s (${(t.redaction.bytes / 1e6).toFixed(1)} MB in ${t.redaction.ms} ms, best of 5)`);

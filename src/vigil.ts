@@ -35,6 +35,7 @@ import type { EvidenceSources } from './incidents/investigate.js';
 import { InvestigationRunner } from './incidents/runner.js';
 import { IncidentService } from './incidents/service.js';
 import { ThreadSync } from './incidents/thread.js';
+import { SetupPanel, type SetupFacts } from './incidents/setup.js';
 import { ServiceCatalog } from './knowledge/catalog.js';
 import { SkillLibrary, type SkillLibraryState } from './knowledge/skills.js';
 import { PostmortemService } from './postmortem/service.js';
@@ -194,9 +195,14 @@ export async function startVigil(config: Config, log: Logger, o: VigilOverrides 
   const metrics = o.metrics ?? new VigilMetrics();
   // The tokens and the network before anything else connects: a wrong token or a blocked egress is one
   // message naming the setting (SlackPreflightError), not a stack trace after "Vigil is listening".
+  let preflight: SetupFacts['preflight'];
   if (!o.botUserId) {
     const who = await preflightSlack(config.slack, { ...(config.slack.apiUrl ? { slackApiUrl: config.slack.apiUrl } : {}), ...o.slackClientOptions });
     log.info({ botUserId: who.userId, team: who.team }, 'Slack tokens accepted');
+    const optional = who.missingOptional?.length ? `the token lacks ${who.missingOptional.join(', ')}, so Vigil adds no reactions: add it under OAuth & Permissions and reinstall the app` : undefined;
+    if (optional) log.warn(optional);
+    // App Home's setup panel shows this check (and what it found missing) to whoever opens it.
+    preflight = { at: clock.now(), ok: !optional, ...(optional ? { detail: optional } : {}) };
   }
   const db = await openDatabase(config.databaseUrl, { logger: log });
   probes.useDatabase(db.prisma);
@@ -212,7 +218,7 @@ export async function startVigil(config: Config, log: Logger, o: VigilOverrides 
   if (tracing) log.info({ endpoint: config.tracing?.endpoint ?? 'in-process exporter' }, 'traces enabled');
   const intake: { desk?: IncidentDesk } = {};
   const routes = [...probes.routes(), metrics.route(config.probes.metricsToken), ...routesFor(config, db, redactor, clock, log, intake)];
-  const service = new IncidentService(db.prisma, { dedupWindowMs: config.incidents.dedupWindowMs, reopenWindowMs: config.incidents.reopenWindowMs }, clock, redactor, log);
+  const service = new IncidentService(db.prisma, { dedupWindowMs: config.incidents.dedupWindowMs, reopenWindowMs: config.incidents.reopenWindowMs, throttle: config.incidents.throttle }, clock, redactor, log);
   countAlerts(service, metrics);
   let socketUp = false;
   // Every Web API request of every client (Bolt's, Socket Mode's, the post client) is counted by outcome.
@@ -224,6 +230,7 @@ export async function startVigil(config: Config, log: Logger, o: VigilOverrides 
   countMalformed(chat, metrics);
   const thread = new ThreadSync(db.prisma, chat, log);
   thread.links = config.links;
+  thread.broadcastCritical = config.slack.broadcastCritical ?? false;
   const pagers = pagersFrom(config.paging);
   if (pagers.length) {
     thread.paging = new IncidentPaging({ db: db.prisma, pagers, redactor, log, now: () => clock.now() });
@@ -249,6 +256,7 @@ export async function startVigil(config: Config, log: Logger, o: VigilOverrides 
           budget: { maxSteps: config.agent.maxSteps, maxTokens: config.agent.maxTokens, maxWallMs: config.agent.maxSeconds * 1000, maxCostUsd: config.agent.maxCostUsd },
           escalationConfidence: config.agent.escalationConfidence,
           skills,
+          caps: { incidentTokens: config.agent.incidentMaxTokens, dayTokens: config.agent.dailyMaxTokens },
         }
       : undefined,
   );
@@ -293,6 +301,23 @@ export async function startVigil(config: Config, log: Logger, o: VigilOverrides 
     changeChannels: config.changes.channels,
     ...(approvals ? { approvals } : {}),
     skills,
+    setup: new SetupPanel(
+      db.prisma,
+      chat,
+      {
+        alertChannels: config.slack.alertChannels,
+        sources: [
+          { name: 'Kubernetes', configured: !!sources.kube, keyword: 'kubernetes' },
+          { name: 'Prometheus', configured: !!sources.prometheus, keyword: 'prometheus' },
+          { name: 'Loki', configured: !!sources.loki, keyword: 'loki' },
+          { name: 'GitHub', configured: !!sources.github, keyword: 'github' },
+        ],
+        policy: { ...(config.policyFile ? { file: config.policyFile } : {}), rules: config.policyFile ? policy.rules.length : 0 },
+        ...(provider ? { model: { provider: provider.name, ...(provider.model ? { name: provider.model } : {}) } } : {}),
+        ...(preflight ? { preflight } : {}),
+      },
+      clock,
+    ),
     log,
   });
   intake.desk = desk;
@@ -322,6 +347,8 @@ export async function startVigil(config: Config, log: Logger, o: VigilOverrides 
   await runner.resumePending();
   runner.startSweeping();
   await approvals?.resumeInterrupted();
+  // Cards nobody approved in time close on their own (without buttons, saying why), not at the next click.
+  approvals?.startExpiring();
 
   return {
     app,
@@ -384,9 +411,9 @@ function countAlerts(service: IncidentService, metrics: VigilMetrics): void {
  */
 function countMalformed(chat: SlackChat, metrics: VigilMetrics): void {
   const post = chat.post.bind(chat);
-  chat.post = (channel, threadTs, m, tag) => {
+  chat.post = (channel, threadTs, m, tag, opts) => {
     if (tag.purpose?.startsWith('malformed:')) metrics.alert('unknown', 'malformed');
-    return post(channel, threadTs, m, tag);
+    return post(channel, threadTs, m, tag, opts);
   };
 }
 

@@ -31,8 +31,21 @@ export interface AgentUsage extends ModelUsage {
 
 export type BudgetMode = 'explore' | 'final' | 'none';
 
-/** Which budget ran out (for the thread: "stopped after 12 model calls"). */
-export type BudgetKind = 'steps' | 'tokens' | 'wall_time' | 'cost';
+/**
+ * Which budget ran out (for the thread: "stopped after 12 model calls"). `incident_tokens` and `day_tokens` are
+ * the caps shared beyond this run ({@link SharedCap}).
+ */
+export type BudgetKind = 'steps' | 'tokens' | 'wall_time' | 'cost' | 'incident_tokens' | 'day_tokens';
+
+/**
+ * A token cap shared beyond this run — all investigations of the incident, everything today — as it stands now
+ * (kept in the store by the caller; this run's charged calls are in `used`).
+ */
+export interface SharedCap {
+  scope: 'incident' | 'day';
+  used: number;
+  cap: number;
+}
 
 /** Share of the wall-time budget held back for the final submission (at most {@link MAX_FINAL_RESERVE_MS}). */
 const FINAL_RESERVE_SHARE = 0.25;
@@ -49,6 +62,7 @@ export class Budget {
   #lastCallTokens = 0;
   #lastCallCost = 0;
   #appendedChars = 0;
+  #shared: SharedCap[] = [];
 
   constructor(
     limits: Partial<BudgetLimits> = {},
@@ -93,6 +107,24 @@ export class Budget {
     return this.#lastCallTokens + Math.ceil(this.#appendedChars / 4);
   }
 
+  #firstCallTokens = 0;
+
+  /**
+   * The shared caps as just read (before each call): they bound the coming calls like `maxTokens` does. Before the
+   * first call there is no last call to go by, so the caller estimates it (`firstCallTokens`): a re-run with less
+   * left than one call does not start.
+   */
+  share(caps: SharedCap[], firstCallTokens = 0): void {
+    this.#shared = caps;
+    this.#firstCallTokens = firstCallTokens;
+  }
+
+  /** The shared cap that ran out, when one did. */
+  get exhaustedCap(): SharedCap | undefined {
+    const scope = this.exhausted === 'incident_tokens' ? 'incident' : this.exhausted === 'day_tokens' ? 'day' : undefined;
+    return scope ? this.#shared.find((c) => c.scope === scope) : undefined;
+  }
+
   /** What the next model call may be. Records which budget ran out. */
   next(): BudgetMode {
     const calls = this.#callsLeft();
@@ -112,6 +144,7 @@ export class Budget {
       { n: fits(this.totalTokens, est, maxTokens), kind: 'tokens' },
       { n: now >= this.hardDeadline ? 0 : now >= this.exploreDeadline ? 1 : 2, kind: 'wall_time' },
       { n: this.usage.priced ? fits(this.usage.costUsd, estCost, maxCostUsd) : 2, kind: 'cost' },
+      ...this.#shared.map((c) => ({ n: fits(c.used, this.steps === 0 ? Math.max(est, this.#firstCallTokens) : est, c.cap), kind: (c.scope === 'incident' ? 'incident_tokens' : 'day_tokens') as BudgetKind })),
     ];
     return candidates.reduce((min, c) => (c.n < min.n ? c : min), { n: 2, kind: 'steps' as BudgetKind });
   }

@@ -8,7 +8,7 @@ import type { EvidenceTool } from '../evidence/tool.js';
 import type { Redactor } from '../redact/index.js';
 import type { TriageInput } from '../triage/analyzer.js';
 import type { Finding } from '../triage/types.js';
-import { Budget, type AgentUsage, type BudgetKind, type BudgetLimits, type BudgetMode } from './budget.js';
+import { Budget, type AgentUsage, type BudgetKind, type BudgetLimits, type BudgetMode, type SharedCap } from './budget.js';
 import { checkSubmission, clipSubmission, diagnosisToFindings, repairRequest, SUBMIT_TOOL, submitDiagnosisTool, type Diagnosis } from './output.js';
 import { requestHistory } from './history.js';
 import { buildBrief, defaultLabels, steeringUpdate, SYSTEM_PROMPT } from './prompt.js';
@@ -83,6 +83,12 @@ export interface AgentOptions {
   /** Shared skills text relevant to the alert. */
   skills?: string;
   budget?: Partial<BudgetLimits>;
+  /**
+   * Token caps shared beyond this run (per incident, per day), kept by the caller in its store: read before every
+   * model call — none is made once a cap is spent — and charged with each call's tokens. A store that fails
+   * here fails the run (the caller retries it): the caps are never skipped.
+   */
+  allowance?: TokenAllowance;
   /** Output tokens per model call (default 4096). */
   maxOutputTokens?: number;
   redactor: Redactor;
@@ -90,6 +96,13 @@ export interface AgentOptions {
   /** `/sre stop`: aborts the model call or tool in flight; the result is `stopped`. */
   signal?: AbortSignal;
   now?: () => Date;
+}
+
+export interface TokenAllowance {
+  /** The shared caps as they stand now. */
+  read(): Promise<SharedCap[]>;
+  /** Add one model call's tokens (input, cache reads and writes, output) to every shared total. */
+  charge(tokens: number): Promise<void>;
 }
 
 export interface AgentResult {
@@ -104,6 +117,8 @@ export interface AgentResult {
   toolCalls: number;
   /** Which budget ran out, when one did (also with a final diagnosis). */
   budgetExhausted?: BudgetKind;
+  /** The shared cap that ran out (its tokens used and its cap, as last read), for `incident_tokens` / `day_tokens`. */
+  sharedCap?: SharedCap;
   /** Why it failed, for the thread and the audit (redacted). */
   error?: string;
   /** The model error's class, for `model_unavailable`. */
@@ -163,6 +178,7 @@ export async function runAgent(o: AgentOptions): Promise<AgentResult> {
     steps: budget.steps,
     toolCalls,
     ...(budget.exhausted ? { budgetExhausted: budget.exhausted } : {}),
+    ...(budget.exhaustedCap ? { sharedCap: { ...budget.exhaustedCap } } : {}),
     ...(lastError && status !== 'completed' ? { error: lastError } : {}),
     ...(misbehaviour && (status === 'invalid_output' || status === 'refused') ? { misbehaviour } : {}),
     notes: [],
@@ -187,6 +203,12 @@ export async function runAgent(o: AgentOptions): Promise<AgentResult> {
       }
     }
 
+    // The shared caps first: another run (or replica) may have spent them since the last call.
+    if (o.allowance && !finalAsked) {
+      // The first call's size, ≈ 4 characters per token: instructions, tool schemas and the brief.
+      const first = messages.length === 0 ? Math.ceil((SYSTEM_PROMPT.length + JSON.stringify(toolbox.modelTools).length + pending.reduce((n, c) => n + contentChars(c), 0)) / 4) : 0;
+      budget.share(await o.allowance.read(), first);
+    }
     const mode = finalAsked ? 'none' : budget.next();
     if (mode === 'none') return finish('budget_exhausted');
     if (mode === 'final') {
@@ -198,6 +220,12 @@ export async function runAgent(o: AgentOptions): Promise<AgentResult> {
     pending = [];
 
     const call = await callModel(o, budget, requestHistory(messages, digests), toolbox.modelTools, mode, emit);
+    if (call.kind === 'ok' && o.allowance) {
+      const u = call.response.usage;
+      await o.allowance.charge(u.inputTokens + u.cacheReadTokens + u.cacheWriteTokens + u.outputTokens);
+      // Read back, so a run that ends here reports the totals with this call in them.
+      budget.share(await o.allowance.read());
+    }
     if (call.kind === 'stopped') return finish('stopped');
     if (call.kind === 'failed') return finish('model_unavailable', { error: call.error, errorKind: call.errorKind });
     if (call.kind === 'timed_out') {

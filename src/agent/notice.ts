@@ -18,8 +18,15 @@ export function agentNotice(result: AgentResult): string | undefined {
   switch (result.status) {
     case 'model_unavailable':
       return cap(`Model unavailable (${(result.error ?? 'no answer').slice(0, 160)}): continuing on deterministic triage.`);
-    case 'budget_exhausted':
+    case 'budget_exhausted': {
+      const shared = result.sharedCap;
+      if (shared) {
+        const whose = shared.scope === 'incident' ? 'this incident' : 'today (UTC, all incidents)';
+        const kept = result.findings.length ? 'its last diagnosis is shown beside deterministic triage' : STANDS;
+        return cap(`Model token budget for ${whose} reached: ${tokens(shared.used)} of ${tokens(shared.cap)} tokens used, so the model was not called again; ${kept}.${notes}`);
+      }
       return cap(`Model budget reached (${result.budgetExhausted ?? 'budget'}): showing what was found so far.${notes}`);
+    }
     case 'refused': {
       const why = /^the model refused to continue \((.*)\)$/s.exec(result.error ?? '')?.[1];
       return cap(`The model refused to investigate${why ? ` (${why})` : ''}: ${STANDS}; nothing it wrote was kept.`);
@@ -59,6 +66,8 @@ function misbehaved(result: AgentResult): string {
       return error ? `it broke the output contract (${error.slice(0, 240)})` : 'it broke the output contract';
   }
 }
+
+const tokens = (n: number) => Math.round(n).toLocaleString('en-US');
 
 function cap(s: string): string {
   return s.length > MAX_NOTICE ? `${s.slice(0, MAX_NOTICE - 1)}…` : s;

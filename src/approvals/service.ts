@@ -18,7 +18,8 @@ import { ruledOutByResponder } from '../incidents/service.js';
 import type { ServiceCatalog } from '../knowledge/catalog.js';
 import { evaluateApproval, evaluateProposal, isPolicyAdmin, type DenyCode, type Policy, type PolicyDecision, type Requester } from '../policy/index.js';
 import type { Redactor } from '../redact/index.js';
-import { renderApprovalCard, renderApprovalNote } from '../slack/blocks/approval.js';
+import { changeTitle, renderApprovalCard, renderApprovalNote, whoCanApprove } from '../slack/blocks/approval.js';
+import type { AwaitingApproval } from '../slack/blocks/models.js';
 import { isUniqueViolation, type Db } from '../store/db.js';
 import type { MitigationProposal } from '../triage/types.js';
 import { ApprovalExecution, INTERRUPTED_AFTER_MS, INTERRUPTED_REASON } from './execution.js';
@@ -302,7 +303,7 @@ export class ApprovalService {
     }
 
     const verdict = evaluateApproval(v.decision, { userId: c.userId, userGroups: groups, requestedBy: v.requestedBy, risk: v.plan?.risk.score ?? 100 }, v.decisions.filter((d) => d.decision === 'approve').map((d) => d.userId));
-    if (verdict.kind === 'rejected') return this.refuse(c, where, verdict.reason, v.incidentId, verdict.approverGroups);
+    if (verdict.kind === 'rejected') return this.refuse(c, where, verdict.reason, v.incidentId, verdict.approverGroups ?? (v.decision.kind === 'require_approval' ? v.decision.approverGroups : undefined));
     // The count is taken inside the transaction, after locking the row: two approvers clicking at the
     // same moment must not both see "one more needed" and leave the request pending for ever.
     let remaining = verdict.remaining;
@@ -350,10 +351,11 @@ export class ApprovalService {
   }
 
   private async refuse(c: ClickInput, where: { channel: string; threadTs: string | undefined }, reason: string, incidentId?: string, groups?: string[]): Promise<ClickResult> {
-    const who = groups?.length ? ` Approvers: ${groups.join(', ')}.` : '';
+    // Groups as mentions (`<!subteam^…>` shows the group's name; an ephemeral notifies nobody), never raw ids.
+    const who = groups?.length ? whoCanApprove(groups) : undefined;
     if (where.channel) {
       await this.deps.chat
-        .ephemeral(where.channel, c.userId, renderApprovalNote('⛔', `Not accepted: ${reason}.${who}`), where.threadTs)
+        .ephemeral(where.channel, c.userId, renderApprovalNote('⛔', `Not accepted: ${reason}.`, undefined, who), where.threadTs)
         .catch((err: unknown) => this.deps.log.warn({ err: String(err) }, 'could not send the ephemeral refusal'));
     }
     await recordAudit(this.deps.db, { incidentId: incidentId ?? null, actor: c.userId, kind: 'approval.click_refused', data: { requestId: c.requestId, decision: c.decision, reason }, at: this.deps.clock.now() });
@@ -473,6 +475,36 @@ export class ApprovalService {
     return closed;
   }
 
+  /**
+   * Pending cards past their time (PENDING_TTL_MS), or of an incident no longer open, expire on their own:
+   * the card is re-rendered without buttons and says why and when, instead of waiting for a click to find out.
+   */
+  async expireStale(): Promise<number> {
+    const { db, clock } = this.deps;
+    const now = clock.now();
+    const rows = await db.approvalRequest.findMany({
+      where: { status: 'pending', OR: [{ createdAt: { lt: new Date(now.getTime() - PENDING_TTL_MS) } }, { incident: { status: { not: 'open' } } }] },
+      select: { id: true, incidentId: true, incident: { select: { status: true } } },
+      take: 200,
+    });
+    let expired = 0;
+    for (const r of rows) {
+      const why = r.incident.status !== 'open' ? 'the incident is no longer open' : `nobody approved it within ${PENDING_TTL_MS / 3_600_000} hours`;
+      if (!(await transition(db, r.id, ['pending'], 'expired', { statusReason: `expired: ${why}` }))) continue;
+      expired++;
+      await recordAudit(db, { incidentId: r.incidentId, actor: 'vigil', kind: 'approval.expired', data: { requestId: r.id, reason: why }, at: now });
+      await this.refreshCard(r.id);
+    }
+    return expired;
+  }
+
+  /** Look for stale cards every `intervalMs` (until stopAll); a failed sweep is logged and tried at the next. */
+  startExpiring(intervalMs = 5 * 60_000): void {
+    const t = setInterval(() => this.track(this.expireStale().catch((err: unknown) => this.deps.log.warn({ err: String(err) }, 'could not expire stale approval cards'))), intervalMs);
+    t.unref();
+    this.timers.add(t);
+  }
+
   private async withdrawUnbacked(incidentId: string): Promise<number> {
     const rows = await this.deps.db.approvalRequest.findMany({ where: { incidentId, status: { in: ['pending', 'approved'] } } });
     let n = 0;
@@ -544,6 +576,33 @@ export class ApprovalService {
     if (!latest) return true; // proposed outside an investigation (by hand): nothing says otherwise
     const h = await this.deps.db.hypothesis.findFirst({ where: { investigationId: latest.id, key }, select: { status: true } });
     return h?.status === 'supported';
+  }
+
+  /**
+   * App Home: the pending fixes of these incidents that `userId` may approve — in one of their approver
+   * groups, not yet decided by them, and not their own request under four-eyes — oldest first, with a link
+   * to each card. A group Slack cannot list right now is left out (the card itself still decides).
+   */
+  async pendingFor(userId: string, incidentIds: string[]): Promise<AwaitingApproval[]> {
+    const { db, chat, log } = this.deps;
+    if (incidentIds.length === 0) return [];
+    const rows = await db.approvalRequest.findMany({
+      where: { status: 'pending', incidentId: { in: incidentIds } },
+      orderBy: { createdAt: 'asc' },
+      take: 50,
+      select: { id: true, channelId: true, cardTs: true, createdAt: true, incident: { select: { title: true } } },
+    });
+    const out: AwaitingApproval[] = [];
+    for (const row of rows) {
+      const v = await readApproval(db, row.id);
+      if (!v || v.decision.kind !== 'require_approval' || v.decisions.some((d) => d.userId === userId)) continue;
+      if (v.requestedBy === userId && !v.decision.selfApprove) continue;
+      const groups = await groupsOf(this.deps.userGroups, userId, v.decision.approverGroups).catch((err: unknown) => (log.warn({ err: String(err), user: userId }, 'could not read user groups for App Home'), []));
+      if (groups.length === 0) continue;
+      const permalink = row.cardTs ? await chat.permalink(row.channelId, row.cardTs) : undefined;
+      out.push({ requestId: v.id, incidentTitle: row.incident.title, change: changeTitle(v), ...(v.plan ? { risk: v.plan.risk.score } : {}), ...(permalink ? { permalink } : {}), since: row.createdAt });
+    }
+    return out;
   }
 
   /** Open incidents posted in a channel, newest first (for `/sre stop` without an id). */

@@ -13,12 +13,16 @@ export interface Config {
     apiTimeoutMs: number;
     port: number;
     alertChannels: string[];
+    /** Also send a critical incident's summary card to the channel (reply_broadcast). Default off. */
+    broadcastCritical?: boolean;
   };
   incidents: {
     dedupWindowMs: number;
     reopenWindowMs: number;
     workerConcurrency: number;
     leaseMs: number;
+    /** Automatic investigations per alert rule and service per window (src/incidents/throttle.ts). */
+    throttle: { limit: number; windowMs: number };
   };
   /** Probes and metrics (src/http/probes.ts, metrics.ts): a separate port from process start, and /metrics' bearer token. */
   probes: { port?: number; metricsToken?: string };
@@ -60,7 +64,8 @@ export interface Config {
   auditAnchorIntervalMs?: number;
   /** Where `/sre postmortem` opens its GitHub issue (a write token, separate from the reader's). */
   postmortemIssues?: { repo: string; token?: string; labels: string[] };
-  agent: { maxSteps: number; maxTokens: number; maxSeconds: number; maxCostUsd: number; escalationConfidence: number };
+  /** `maxTokens` is per investigation run; `incidentMaxTokens` and `dailyMaxTokens` are shared caps kept in the store (src/incidents/spend.ts). */
+  agent: { maxSteps: number; maxTokens: number; incidentMaxTokens: number; dailyMaxTokens: number; maxSeconds: number; maxCostUsd: number; escalationConfidence: number };
   logLevel: Env['LOG_LEVEL'];
 }
 
@@ -107,12 +112,14 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       apiTimeoutMs: e.SLACK_API_TIMEOUT_SECONDS * 1000,
       port: e.PORT,
       alertChannels: e.VIGIL_ALERT_CHANNELS,
+      broadcastCritical: e.VIGIL_BROADCAST_CRITICAL === 'true',
     },
     incidents: {
       dedupWindowMs: e.VIGIL_DEDUP_WINDOW_MINUTES * 60_000,
       reopenWindowMs: e.VIGIL_REOPEN_WINDOW_MINUTES * 60_000,
       workerConcurrency: e.VIGIL_WORKER_CONCURRENCY,
       leaseMs: e.VIGIL_LEASE_SECONDS * 1000,
+      throttle: { limit: e.VIGIL_AUTO_INVESTIGATIONS_PER_RULE, windowMs: e.VIGIL_AUTO_INVESTIGATION_WINDOW_MINUTES * 60_000 },
     },
     probes: { port: e.VIGIL_PROBE_PORT, metricsToken: e.VIGIL_METRICS_TOKEN },
     databaseUrl: e.DATABASE_URL,
@@ -174,6 +181,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     agent: {
       maxSteps: e.VIGIL_AGENT_MAX_STEPS,
       maxTokens: e.VIGIL_AGENT_MAX_TOKENS,
+      incidentMaxTokens: e.VIGIL_AGENT_INCIDENT_MAX_TOKENS,
+      dailyMaxTokens: e.VIGIL_AGENT_DAILY_MAX_TOKENS,
       maxSeconds: e.VIGIL_AGENT_MAX_SECONDS,
       maxCostUsd: e.VIGIL_AGENT_MAX_COST_USD,
       escalationConfidence: e.VIGIL_ESCALATION_CONFIDENCE,

@@ -39,9 +39,12 @@ export const envSchema = z
         .array(z.string().regex(/^[CG][A-Z0-9]{2,}$/, 'expects Slack channel ids like C0123ABCD'))
         .min(1, 'expects at least one Slack channel id (e.g. C0123ABCD) to watch for alert posts'),
     ),
+    VIGIL_BROADCAST_CRITICAL: z.enum(['true', 'false'], { error: 'expects true or false' }).default('false'),
     VIGIL_DEDUP_WINDOW_MINUTES: positiveInt('minutes').default(240),
     VIGIL_REOPEN_WINDOW_MINUTES: positiveInt('minutes').default(30),
     VIGIL_WORKER_CONCURRENCY: positiveInt('a number of concurrent investigations').max(64).default(4),
+    VIGIL_AUTO_INVESTIGATIONS_PER_RULE: positiveInt('automatic investigations per alert rule and service in the throttle window').max(1000).default(1),
+    VIGIL_AUTO_INVESTIGATION_WINDOW_MINUTES: positiveInt('minutes').max(10_080, 'expects at most 10080 minutes (a week)').default(60),
     VIGIL_LEASE_SECONDS: positiveInt('seconds').default(60),
     DATABASE_URL: z
       .string()
@@ -99,6 +102,8 @@ export const envSchema = z
     OPENAI_MODEL: z.string().optional(),
     VIGIL_AGENT_MAX_STEPS: positiveInt('model calls per investigation').max(100).default(12),
     VIGIL_AGENT_MAX_TOKENS: positiveInt('tokens per investigation').default(200_000),
+    VIGIL_AGENT_INCIDENT_MAX_TOKENS: positiveInt('model tokens per incident, all its investigations together').default(600_000),
+    VIGIL_AGENT_DAILY_MAX_TOKENS: positiveInt('model tokens per day (UTC), all incidents and replicas together').default(5_000_000),
     VIGIL_AGENT_MAX_SECONDS: positiveInt('seconds per investigation').default(120),
     VIGIL_AGENT_MAX_COST_USD: z.coerce.number({ error: 'expects US dollars, e.g. 0.50' }).positive('expects US dollars > 0').default(0.5),
     VIGIL_ESCALATION_CONFIDENCE: z.coerce.number({ error: 'expects a number between 0 and 1' }).min(0).max(1).default(0.7),

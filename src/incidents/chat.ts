@@ -22,8 +22,15 @@ export interface PostTag {
 /** Said instead of anything about an incident (title, cause) to a user outside its alert channel. */
 export const NOT_IN_CHANNEL = 'You are not a member of this incident’s alert channel, so Vigil will not show it or act on it for you. Ask someone in the channel to add you.';
 
+/** What adding a reaction came to; any other answer is thrown (callers treat reactions as a courtesy: log, go on). */
+export type ReactionResult = 'added' | 'already_reacted';
+
+/** A watched channel as Slack describes it to the bot, or why it could not say. */
+export type ChannelState = { ok: true; name?: string; isMember: boolean; isPrivate: boolean } | { ok: false; error: string };
+
 export interface ChatPort {
-  post(channel: string, threadTs: string | undefined, message: ChatMessage, tag: PostTag): Promise<{ ts: string }>;
+  /** `broadcast`: a thread reply also shown in the channel (Slack's reply_broadcast). */
+  post(channel: string, threadTs: string | undefined, message: ChatMessage, tag: PostTag, opts?: { broadcast?: boolean }): Promise<{ ts: string }>;
   update(channel: string, ts: string, message: ChatMessage): Promise<void>;
   /** The ts of an earlier post with this tag in the thread (or, without threadTs, among recent channel posts). */
   findTagged(channel: string, threadTs: string | undefined, tag: PostTag): Promise<string | undefined>;
@@ -42,6 +49,10 @@ export interface ChatPort {
    * incidents or act on them. Optional: a port without it (no workspace to ask) lets everyone through.
    */
   isMember?(channel: string, user: string): Promise<boolean>;
+  /** Add the bot's emoji reaction (`eyes`, no colons) to a message. Optional: a port without it acknowledges nothing. */
+  react?(channel: string, ts: string, name: string): Promise<ReactionResult>;
+  /** A channel's name and whether the bot is in it (App Home's setup panel). */
+  channelInfo?(channel: string): Promise<ChannelState>;
 }
 
 export interface FetchedMessage {

@@ -25,6 +25,10 @@ export const investigationContextSchema = z
         outputTokens: z.number(),
         costUsd: z.number(),
         summary: z.string().optional(),
+        /** The shared token caps as this run left them (incidents/spend.ts): what the card's budget line shows. */
+        spend: z
+          .object({ incidentTokens: z.number(), incidentCap: z.number(), dayTokens: z.number(), dayCap: z.number(), exhausted: z.enum(['incident', 'day']).optional() })
+          .optional(),
       })
       .optional(),
     /** Set when no hypothesis reached the confidence threshold or a needed read was forbidden: hand over to people. */
@@ -41,6 +45,13 @@ export const investigationContextSchema = z
      * requested by them, so the four-eyes rule keeps them from approving it alone.
      */
     askedBy: z.string().optional(),
+    /**
+     * Set when the throttle (incidents/throttle.ts) kept this run from starting on its own: the rule and service,
+     * and the incident whose automatic investigation holds the throttle (the thread links to it).
+     */
+    throttled: z
+      .object({ key: z.string(), rule: z.string(), service: z.string(), byIncidentId: z.string(), since: z.string(), limit: z.number(), windowMs: z.number() })
+      .optional(),
   })
   .passthrough();
 

@@ -16,6 +16,7 @@ import { recordAudit } from './audit.js';
 import { readContext, type InvestigationContext } from './context.js';
 import { storeFindings } from './findings.js';
 import type { InvestigationOutcome } from './investigate.js';
+import { readSpend, tokenAllowance, type TokenCaps } from './spend.js';
 
 /** A gap that says Vigil was not allowed to read something (RBAC 403, GitHub 403/404 for a private repo…). */
 const FORBIDDEN = /\b(403|forbidden|cannot (get|list|watch)|lacks permission|not allowed)\b/i;
@@ -71,6 +72,8 @@ export interface ModelStepDeps {
   hold?: (tx: DbTx) => Promise<void>;
   /** The team's skills: those that apply to the investigation go into the model's brief. */
   skills?: SkillLibrary;
+  /** Token caps per incident and per day, shared through the store (spend.ts); absent: this run's budget only. */
+  caps?: TokenCaps;
 }
 
 /**
@@ -147,11 +150,15 @@ export async function deepenWithModel(deps: ModelStepDeps, investigationId: stri
     now: deps.now,
     ...(skills ? { skills } : {}),
     ...(deps.signal ? { signal: deps.signal } : {}),
+    ...(deps.caps ? { allowance: tokenAllowance(db, incidentId, deps.caps, deps.now) } : {}),
   });
   if (result.status === 'stopped' && deps.signal?.aborted) throw deps.signal.reason;
 
   const escalate = result.escalate ?? escalationFor([...outcome.findings, ...result.findings], deps.escalationConfidence, outcome.gaps);
 
+  // What the card's budget line shows: the shared totals as this run left them.
+  const spent = deps.caps ? await readSpend(db, incidentId, deps.caps, deps.now()) : undefined;
+  const exhausted = result.sharedCap?.scope;
   const redactNotice = (n: string | undefined) => (n === undefined ? undefined : redactor.redactText(n));
   await db.$transaction(async (tx) => {
     await deps.hold?.(tx);
@@ -168,6 +175,17 @@ export async function deepenWithModel(deps: ModelStepDeps, investigationId: stri
       outputTokens: result.usage.outputTokens,
       costUsd: result.usage.costUsd,
       ...(result.summary ? { summary: redactor.redactText(result.summary) } : {}),
+      ...(spent
+        ? {
+            spend: {
+              incidentTokens: spent[0]!.used,
+              incidentCap: spent[0]!.cap,
+              dayTokens: spent[1]!.used,
+              dayCap: spent[1]!.cap,
+              ...(exhausted ? { exhausted } : {}),
+            },
+          }
+        : {}),
     };
     const next: InvestigationContext = {
       ...ctx,

@@ -25,8 +25,11 @@ import type { Clock } from './clock.js';
 import { phaseOf, loadIncidentRecord } from './views.js';
 import { readContext } from './context.js';
 import type { InvestigationRunner } from './runner.js';
+import { PRIORITY, priorityOf } from './priority.js';
 import type { SkillLibrary } from '../knowledge/skills.js';
 import { HomeRefresher } from './home-refresh.js';
+import { acknowledgeReply } from './acknowledge.js';
+import type { SetupPanel } from './setup.js';
 import type { AlertDelivery, IncidentService, ReceiveResult } from './service.js';
 import { ThreadSyncError, type ThreadSync } from './thread.js';
 
@@ -85,6 +88,8 @@ export class IncidentDesk {
       approvals?: ApprovalService;
       /** The team's skills: App Home lists how many are in use, when they were loaded and any load errors. */
       skills?: SkillLibrary;
+      /** App Home's setup panel (watched channels, sources, policy, model, the start-up check). */
+      setup?: SetupPanel;
       log: Logger;
     },
   ) {
@@ -142,6 +147,11 @@ export class IncidentDesk {
     );
   }
 
+  /** Which hypothesis a dialog acts on, so it can say so (undefined: no longer on the board). */
+  hypothesis(hypothesisId: string): Promise<{ label: string; title: string; status: string; confidence: number } | undefined> {
+    return this.deps.service.hypothesisRef(hypothesisId);
+  }
+
   /** The board as the thread shows it, for the "Show all" dialog. */
   boardFor(incidentId: string): Promise<BoardModel | undefined> {
     return this.deps.thread.boardFor(incidentId);
@@ -172,9 +182,16 @@ export class IncidentDesk {
   private async publishHome(users: string[]): Promise<void> {
     // Each viewer on their own: one user Slack refuses (left the workspace, rate limited) skips nobody else.
     // Each gets their own view: only incidents of alert channels they are a member of.
+    // The setup panel is the same for everyone: asked once per refresh, and a failure only leaves it out.
+    const setup = await this.deps.setup?.model().catch((err: unknown) => void this.deps.log.warn({ err: this.errorReason(err) }, 'could not read the setup for App Home'));
     for (const u of users) {
       await this.statusModel(true, u)
-        .then((model) => this.deps.chat.publishHome(u, renderHome(model, this.deps.clock.now())))
+        .then(async (model) => {
+          // Only fixes of incidents this viewer may see, and that their groups may approve.
+          const awaitingYou = (await this.deps.approvals?.pendingFor(u, model.open.map((i) => i.incidentId))) ?? [];
+          const view = renderHome({ ...model, ...(awaitingYou.length ? { awaitingYou } : {}), ...(setup ? { setup } : {}) }, this.deps.clock.now());
+          await this.deps.chat.publishHome(u, view);
+        })
         .catch((err: unknown) => this.deps.log.warn({ err: this.errorReason(err), user: u }, 'could not publish App Home for a user'));
     }
   }
@@ -209,8 +226,10 @@ export class IncidentDesk {
         if (applied === 'applied') await this.followBoard(r.incidentId, m.user);
         // Anything but a direct board command goes to the model, which investigates again with it. Without a
         // model, a reply still retries an investigation that failed (the failure notice says so).
-        if (applied === 'not_a_command') await this.investigateAgain(r.incidentId, this.deps.runner.hasModel ? 'finished' : 'failed', m.user);
+        const again = applied === 'not_a_command' ? await this.investigateAgain(r.incidentId, this.deps.runner.hasModel ? 'finished' : 'failed', m.user) : undefined;
         await this.showInThread(r.incidentId);
+        // After the board edit: a reaction on the reply, and a note when it changed the board (acknowledge.ts).
+        await acknowledgeReply(this.deps.chat, log, { channel: m.channel, ts: m.ts, threadTs: m.threadTs, incidentId: r.incidentId, userId: m.user, cmd: this.deps.redactor.redactValue(cmd), applied, ...(again ? { again } : {}) });
       }
       return;
     }
@@ -297,7 +316,8 @@ export class IncidentDesk {
     const pending = withLinks
       ? await db.approvalRequest.groupBy({ by: ['incidentId'], where: { status: 'pending', incidentId: { in: open.map((i) => i.id) } }, _count: { _all: true } })
       : [];
-    const links = withLinks ? await Promise.all(records.map((r) => (r.threadTs ? this.deps.chat.permalink(r.channelId, r.threadTs) : Promise.resolve(undefined)))) : [];
+    // `/sre status` and Home both link to each thread: the list is for getting there.
+    const links = await Promise.all(records.map((r) => (r.threadTs ? this.deps.chat.permalink(r.channelId, r.threadTs) : Promise.resolve(undefined))));
     return {
       open: records.map((r, idx) => {
         const leading = r.investigations[0]?.hypotheses.filter((h) => h.status === 'supported').sort((a, b) => b.confidence - a.confidence)[0];
@@ -339,7 +359,7 @@ export class IncidentDesk {
     const result = await this.deps.service.receiveAlert({ alert: { ...alert, status: 'firing' }, channelId: cmd.channelId, deliveryKey: key, openedBy: cmd.userId });
     switch (result.kind) {
       case 'opened':
-        this.deps.runner.enqueue(result.investigationId);
+        this.deps.runner.enqueue(result.investigationId, PRIORITY.person);
         return { text: `🔎 Investigating *${fallbackText(alert.title, 200)}*: follow the thread Vigil just started in this channel.` };
       case 'repeat':
       case 'reopened': {
@@ -367,7 +387,13 @@ export class IncidentDesk {
     this.deps.log.info({ result: r.kind, channel: d.channelId, ts: d.messageTs, alert: d.alert.alertName }, 'alert received');
     switch (r.kind) {
       case 'opened':
-        this.deps.runner.enqueue(r.investigationId);
+        if (r.throttled) {
+          // Not dropped: its thread says which investigation covers it, and links to it.
+          this.deps.log.info({ incidentId: r.incidentId, throttle: r.throttled.key, by: r.throttled.byIncidentId, since: r.throttled.since }, 'automatic investigation throttled; linked to the one that covers this rule and service');
+          await this.showInThread(r.incidentId);
+          return;
+        }
+        this.deps.runner.enqueue(r.investigationId, priorityOf(d.alert.severity));
         return;
       case 'reopened':
         // It fired again after resolving: what is wrong now may differ, so triage runs again.
@@ -494,7 +520,9 @@ export class IncidentDesk {
     const inv = await this.deps.db.investigation.findFirst({ where: { incidentId }, orderBy: { startedAt: 'desc' } });
     if (!inv) return 'kept';
     if (inv.state === 'queued' || inv.state === 'running') return 'running';
-    if (inv.state !== 'failed' && inv.state !== 'waiting') return 'kept';
+    // Skipped by the throttle: only a person starts it (a repeat of the alert is what the throttle holds back).
+    if (inv.state === 'skipped' && !askedBy) return 'kept';
+    if (inv.state !== 'failed' && inv.state !== 'waiting' && inv.state !== 'skipped') return 'kept';
     // 'failed' also means "ended empty": a run that reported no hypothesis at all (a source was down, the
     // cluster had not caught up) is worth another look when the alert repeats or someone replies, but not
     // more than once per EMPTY_RERUN_MS, so a flapping alert does not re-run it at every repeat.

@@ -16,6 +16,7 @@ import { TransientSourceError } from '../evidence/transient.js';
 import { investigateDeterministically, type EvidenceSources, type InvestigationOutcome } from './investigate.js';
 import { ThreadSyncError, type ThreadSync } from './thread.js';
 import type { AgentEvent } from '../agent/loop.js';
+import { PRIORITY, priorityOf, type Priority } from './priority.js';
 
 /**
  * The investigation's durable steps, in order. `step` in the DB is the last one completed, so a
@@ -42,6 +43,8 @@ export class InvestigationRunner {
   private readonly running = new Set<string>();
   /** Asked for while running here: queued again when the current run ends. */
   private readonly again = new Set<string>();
+  /** The priority each investigation was queued with, kept for its retries and re-runs. */
+  private readonly priorities = new Map<string, Priority>();
   /** Runs in progress here, by investigation id, so `/sre stop` can abort them at once. */
   private readonly leases = new Map<string, { incidentId: string; lease: InvestigationLease }>();
   /** Traces of each run, step, tool call and model call (set when tracing is configured). */
@@ -69,28 +72,40 @@ export class InvestigationRunner {
     this.queue = new PQueue({ concurrency: settings.concurrency });
   }
 
-  /** Queue an investigation; a second call while it is queued is a no-op, while it runs here it runs once more after. */
-  enqueue(investigationId: string): void {
+  /**
+   * Queue an investigation; a second call while it is queued is a no-op, while it runs here it runs once more after.
+   * At most `concurrency` run at once; the next to start is the highest `priority` (severity, see priority.ts),
+   * first come first served among equals. Without one, the priority it was last queued with (else a warning's).
+   */
+  enqueue(investigationId: string, priority?: Priority): void {
     if (this.stopped || this.queued.has(investigationId)) return;
+    const p = priority ?? this.priorities.get(investigationId) ?? PRIORITY.warning;
+    this.priorities.set(investigationId, p);
     this.queued.add(investigationId);
     this.queue
-      .add(async () => {
-        this.queued.delete(investigationId);
-        await this.run(investigationId);
-      })
+      .add(
+        async () => {
+          this.queued.delete(investigationId);
+          await this.run(investigationId);
+        },
+        { priority: p },
+      )
       .catch((err: unknown) => {
+        // stop() clears the queue, which rejects what was waiting in it: nothing failed, it stays queued in the store.
+        if (this.stopped) return;
         // Only a failing DB gets here (claiming, or recording a failure). The investigation stays
         // queued or leased; once the lease expires this process or another replica claims it again.
         this.log.error({ investigationId, err: errorText(err) }, 'investigation run failed; retrying after the lease expires');
-        this.later(investigationId, this.settings.leaseMs);
+        this.later(investigationId, this.settings.leaseMs, p);
       });
   }
 
   /** At start: pick up every investigation a previous process left unfinished. */
   async resumePending(): Promise<number> {
-    const pending = await this.db.investigation.findMany({ where: { state: { in: ['queued', 'running'] } }, select: { id: true, leaseUntil: true, leaseOwner: true } });
+    const pending = await this.db.investigation.findMany({ where: { state: { in: ['queued', 'running'] } }, select: { id: true, leaseUntil: true, leaseOwner: true, incident: { select: { severity: true } } } });
     const now = this.clock.now().getTime();
     for (const inv of pending) {
+      this.priorities.set(inv.id, this.priorities.get(inv.id) ?? priorityOf(inv.incident.severity));
       const wait = inv.leaseUntil && inv.leaseOwner !== this.owner ? inv.leaseUntil.getTime() - now : 0;
       if (wait > 0) this.later(inv.id, wait + 50);
       else this.enqueue(inv.id);
@@ -122,7 +137,7 @@ export class InvestigationRunner {
         state: { in: ['queued', 'running'] },
         OR: [{ leaseUntil: { lt: now } }, { leaseUntil: null, updatedAt: { lt: new Date(now.getTime() - this.settings.leaseMs) } }],
       },
-      select: { id: true, leaseOwner: true, incidentId: true, step: true, attempts: true },
+      select: { id: true, leaseOwner: true, incidentId: true, step: true, attempts: true, incident: { select: { severity: true } } },
       orderBy: { updatedAt: 'asc' },
       take: 100,
     });
@@ -130,7 +145,7 @@ export class InvestigationRunner {
     for (const o of orphans) {
       if (this.queued.has(o.id) || this.running.has(o.id)) continue;
       if (o.leaseOwner && o.leaseOwner !== this.owner) this.log.info({ investigationId: o.id, incidentId: o.incidentId, from: o.leaseOwner, step: o.step, attempts: o.attempts }, 'taking over an investigation whose worker stopped renewing its lease');
-      this.enqueue(o.id);
+      this.enqueue(o.id, this.priorities.get(o.id) ?? priorityOf(o.incident.severity));
       n++;
     }
     return n;
@@ -154,11 +169,12 @@ export class InvestigationRunner {
     await this.queue.onIdle();
   }
 
-  private later(id: string, ms: number): void {
+  /** Queue again after `ms`, keeping its place in the order (the map entry goes when the run ends). */
+  private later(id: string, ms: number, priority: Priority | undefined = this.priorities.get(id)): void {
     if (this.stopped) return;
     const t = setTimeout(() => {
       this.timers.delete(t);
-      this.enqueue(id);
+      this.enqueue(id, priority);
     }, ms);
     this.timers.add(t);
   }
@@ -180,6 +196,7 @@ export class InvestigationRunner {
     } finally {
       this.running.delete(id);
       if (this.again.delete(id)) this.enqueue(id);
+      else if (!this.queued.has(id)) this.priorities.delete(id);
     }
   }
 
@@ -418,12 +435,18 @@ export class InvestigationRunner {
    */
   async reinvestigate(investigationId: string, askedBy?: string): Promise<boolean> {
     // Who asked is kept with the run: the proposal it leads to is theirs (four-eyes), see InvestigationContext.askedBy.
-    const context = askedBy ? await this.db.investigation.findUnique({ where: { id: investigationId }, select: { context: true } }) : null;
+    const row = await this.db.investigation.findUnique({ where: { id: investigationId }, select: { context: true, incident: { select: { severity: true } } } });
+    const ctx = row ? readContext(row.context) : {};
+    // A run that goes ahead is no longer throttled: the card's throttle line goes with it.
+    const { throttled, notice, ...rest } = ctx;
+    const next = throttled ? rest : { ...rest, ...(notice !== undefined ? { notice } : {}) };
     const { count } = await this.db.investigation.updateMany({
-      where: { id: investigationId, state: { in: ['waiting', 'failed'] } },
-      data: { state: 'queued', step: 'announced', attempts: 0, lastError: null, ...(context ? { context: JSON.stringify({ ...readContext(context.context), askedBy }) } : {}) },
+      // `skipped`: held back by the throttle (incidents/throttle.ts); a person's request or an admitted reopen runs it.
+      where: { id: investigationId, state: { in: ['waiting', 'failed', 'skipped'] } },
+      data: { state: 'queued', step: 'announced', attempts: 0, lastError: null, ...(askedBy || throttled ? { context: JSON.stringify({ ...next, ...(askedBy ? { askedBy } : {}) }) } : {}) },
     });
-    if (count) this.enqueue(investigationId);
+    // A person waiting for it goes first; otherwise the incident's severity decides.
+    if (count) this.enqueue(investigationId, askedBy ? PRIORITY.person : priorityOf(row?.incident.severity));
     return count > 0;
   }
 

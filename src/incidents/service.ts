@@ -9,17 +9,22 @@ import { lockKey } from '../store/locks.js';
 import type { Clock } from './clock.js';
 import { recordAudit } from './audit.js';
 import { sealedWrite } from '../audit/records.js';
+import { admitAutomatic, firedAt, recordAutomatic, DEFAULT_THROTTLE, throttledNotice, type Throttled, type ThrottleSettings } from './throttle.js';
+import type { DbTx } from '../store/tx.js';
 
 export interface IncidentSettings {
   /** A repeat of an open incident's alert within this window joins its thread. */
   dedupWindowMs: number;
   /** A firing post this soon after the incident resolved reopens it instead of opening a new one. */
   reopenWindowMs: number;
+  /** Automatic investigations per alert rule and service (default one per hour); manual ones are not limited. */
+  throttle?: ThrottleSettings;
 }
 
 export type ReceiveResult =
   | { kind: 'duplicate' }
-  | { kind: 'opened'; incidentId: string; investigationId: string }
+  /** `throttled`: the incident is open (its thread is posted) but its investigation was skipped, not queued. */
+  | { kind: 'opened'; incidentId: string; investigationId: string; throttled?: Throttled }
   | { kind: 'repeat'; incidentId: string }
   | { kind: 'reopened'; incidentId: string }
   | { kind: 'resolved'; incidentId: string }
@@ -120,6 +125,9 @@ export class IncidentService {
             data: { status: 'open', resolvedAt: null, lastAlertAt: now, alertCount: { increment: 1 } },
           });
           await recordAudit(tx, { incidentId: recent.id, actor: 'vigil', kind: 'incident.reopened', data: { title: alert.title }, at: now });
+          // Its re-investigation is automatic, so it counts against the throttle for the rule's other alerts; it is
+          // not refused itself: what fired again may differ, and the incident's token cap bounds a flapping alert.
+          if (!d.openedBy) await recordAutomatic(tx, alert, recent.id, firedAt(alert, d.messageTs, now));
           return { kind: 'reopened', incidentId: recent.id } as const;
         }
 
@@ -140,7 +148,10 @@ export class IncidentService {
           },
         });
         await tx.alert.create({ data: { ...alertRow, incidentId: incident.id } });
-        const investigation = await tx.investigation.create({ data: { incidentId: incident.id, startedAt: now } });
+        // A person's `/sre investigate` always runs; an alert's own investigation passes the throttle first.
+        const throttled = d.openedBy ? undefined : await admitAutomatic(tx, alert, incident.id, firedAt(alert, d.messageTs, now), this.throttle);
+        const investigation = await tx.investigation.create({ data: { incidentId: incident.id, startedAt: now, ...(throttled ? { state: 'skipped' } : {}) } });
+        if (throttled) await this.markThrottled(tx, incident.id, throttled, now);
         await recordAudit(tx, {
           incidentId: incident.id,
           actor: d.openedBy ?? 'vigil',
@@ -148,7 +159,7 @@ export class IncidentService {
           data: { title: alert.title, source: alert.source, fingerprint },
           at: now,
         });
-        return { kind: 'opened', incidentId: incident.id, investigationId: investigation.id } as const;
+        return { kind: 'opened', incidentId: incident.id, investigationId: investigation.id, ...(throttled ? { throttled } : {}) } as const;
       });
     } catch (err) {
       // The delivery key is unique: a concurrent retry (or another replica) already stored this post.
@@ -158,6 +169,20 @@ export class IncidentService {
       }
       throw err;
     }
+  }
+
+  private get throttle(): ThrottleSettings {
+    return this.settings.throttle ?? DEFAULT_THROTTLE;
+  }
+
+  /** The latest investigation of `incidentId` says it was throttled, and by whom (card line, thread note, audit). */
+  private async markThrottled(tx: DbTx, incidentId: string, t: Throttled, now: Date): Promise<void> {
+    const inv = await tx.investigation.findFirst({ where: { incidentId }, orderBy: { startedAt: 'desc' } });
+    if (!inv) return;
+    const by = await tx.incident.findUnique({ where: { id: t.byIncidentId }, select: { title: true } });
+    const ctx = JSON.parse(inv.context || '{}') as Record<string, unknown>;
+    await tx.investigation.update({ where: { id: inv.id }, data: { context: JSON.stringify({ ...ctx, throttled: t, notice: throttledNotice(t, by?.title) }) } });
+    await recordAudit(tx, { incidentId, actor: 'vigil', kind: 'investigation.throttled', data: { key: t.key, by: t.byIncidentId, since: t.since, limit: t.limit, windowMs: t.windowMs }, at: now });
   }
 
   /** The thread root of a manual investigation is Vigil's own post, made after the incident exists. */
@@ -224,9 +249,9 @@ export class IncidentService {
   }
 
   /** The incident a hypothesis belongs to, and its board label. */
-  async hypothesisRef(hypothesisId: string): Promise<{ incidentId: string; label: string } | undefined> {
-    const h = await this.db.hypothesis.findUnique({ where: { id: hypothesisId }, select: { label: true, investigation: { select: { incidentId: true } } } });
-    return h ? { incidentId: h.investigation.incidentId, label: h.label } : undefined;
+  async hypothesisRef(hypothesisId: string): Promise<{ incidentId: string; label: string; title: string; status: string; confidence: number } | undefined> {
+    const h = await this.db.hypothesis.findUnique({ where: { id: hypothesisId }, select: { label: true, title: true, status: true, confidence: true, investigation: { select: { incidentId: true } } } });
+    return h ? { incidentId: h.investigation.incidentId, label: h.label, title: h.title, status: h.status, confidence: h.confidence } : undefined;
   }
 
   /**

@@ -3,7 +3,8 @@ import type { Logger } from 'pino';
 import type { Db } from '../store/db.js';
 import { renderIncidentHeader } from '../slack/blocks/incident.js';
 import { renderHypothesisBoard } from '../slack/blocks/board.js';
-import { renderAlreadyTrackedNote, renderEscalation, renderManualRoot, renderRepeatNote, renderResolvedNote } from '../slack/blocks/notes.js';
+import { renderAlreadyTrackedNote, renderEscalation, renderManualRoot, renderRepeatNote, renderResolvedNote, renderResolvedPointer } from '../slack/blocks/notes.js';
+import { acknowledgeAlertPost } from './acknowledge.js';
 import { SLACK_LIMITS, truncateMrkdwn } from '../slack/blocks/limits.js';
 import { chatErrorCode, type ChatMessage, type ChatPort } from './chat.js';
 import { boardModel, escalationModel, incidentCard, loadIncidentRecord, type BoardOptions, type IncidentRecord } from './views.js';
@@ -11,6 +12,9 @@ import type { BoardModel } from '../slack/blocks/models.js';
 import type { LinkSettings } from '../slack/blocks/links.js';
 import type { IncidentPaging, PageStatus } from '../paging/index.js';
 import type { SkillLibrary } from '../knowledge/skills.js';
+import { contextBlock } from '../slack/blocks/elements.js';
+import { fallbackText, mrkdwnLink, mrkdwnText } from '../slack/blocks/mrkdwn.js';
+import { readContext } from './context.js';
 
 /** Repeats closer together than this share one thread note (the header's count still shows every one). */
 export const REPEAT_NOTE_QUIET_MS = 15 * 60_000;
@@ -59,7 +63,12 @@ interface DesiredPost {
    * (see ThreadSync.countEditGapMs).
    */
   substance?: string;
+  /** Posted as a thread reply also sent to the channel (reply_broadcast); edits then show there too. */
+  broadcast?: boolean;
 }
+
+/** Severities a team means by "critical" (src/alerts/parse/severity.ts spells them as alerting tools do). */
+const CRITICAL = new Set(['critical', 'crit', 'fatal', 'emergency', 'p1', 'sev1', 'sev-1']);
 
 /**
  * Reconciles an incident's Slack thread with the stored record: posts what is missing, edits cards
@@ -83,6 +92,12 @@ export class ThreadSync {
 
   /** Where citations on the board link to (config `links`); unset: the citations' own URLs only. */
   links: LinkSettings | undefined;
+
+  /**
+   * Config `VIGIL_BROADCAST_CRITICAL`: the summary card of a critical incident is also sent to the channel
+   * (Slack's "Also send to #channel"), so those not following the thread see what is wrong. Off by default.
+   */
+  broadcastCritical = false;
 
   /** Set when a pager is configured (src/paging): a handover pages a person, the resolve resolves the page. */
   paging: IncidentPaging | undefined;
@@ -210,6 +225,8 @@ export class ThreadSync {
         }
       }
     }
+    // Reactions on the alert post follow the thread; they never fail the sync (acknowledge.ts).
+    await acknowledgeAlertPost(this.db, this.chat, this.log, record).catch((err: unknown) => this.log.warn({ incidentId, err: String(err) }, 'could not bring the alert post’s reactions up to date'));
     this.onSynced?.(incidentId);
     if (storeError) throw storeError;
     if (refused.length) throw new ThreadSyncError(incidentId, refused, { cause: firstRefusal });
@@ -250,7 +267,8 @@ export class ThreadSync {
     // The first post is the summary card (purpose `header`, as threads made before it hold): the answer first.
     const card = incidentCard(r, { ...opts, pages });
     const substance = createHash('sha256').update(JSON.stringify(renderIncidentHeader({ ...card, alertCount: 0, lastAlertAt: card.openedAt }))).digest('hex');
-    const posts: DesiredPost[] = [{ purpose: 'header', threadTs, message: renderIncidentHeader(card), editable: true, substance }];
+    const broadcast = this.broadcastCritical && CRITICAL.has((r.severity ?? '').trim().toLowerCase());
+    const posts: DesiredPost[] = [{ purpose: 'header', threadTs, message: renderIncidentHeader(card), editable: true, substance, ...(broadcast ? { broadcast } : {}) }];
     const board = boardModel(r, opts);
     if (board) posts.push({ purpose: 'board', threadTs, message: renderHypothesisBoard(board), editable: true });
     const escalation = escalationModel(r);
@@ -258,6 +276,9 @@ export class ThreadSync {
 
     // Notes are written once: those already in Slack (or given up on) need no content (and no permalink lookup) again.
     const posted = new Set(r.posts.filter((p) => p.ts || isAbandoned(p)).map((p) => p.purpose));
+    // Held back by the throttle: a note links to the investigation that covers this rule and service.
+    const throttled = r.investigations[0] ? readContext(r.investigations[0].context).throttled : undefined;
+    if (throttled && !posted.has(`throttled:${throttled.since}`)) posts.push({ purpose: `throttled:${throttled.since}`, threadTs, message: await this.throttledNote(throttled), editable: false });
     let permalink: Promise<string | undefined> | undefined;
     let firing = 0;
     let noted = r.alerts[0]?.receivedAt.getTime() ?? 0;
@@ -275,13 +296,27 @@ export class ThreadSync {
         const message = a.status === 'resolved' ? renderResolvedNote({ at: a.receivedAt, by: 'alert' }) : renderRepeatNote({ count: firing, at: a.receivedAt, link: undefined });
         posts.push({ purpose: `alert:${a.id}`, threadTs, message, editable: false });
       }
-      // A repeat that Slack shows as its own top-level post gets a pointer to the incident thread.
+      // A repeat that Slack shows as its own top-level post gets a pointer to the incident thread; a
+      // `[RESOLVED]` post is told the incident resolved, not that it "belongs to an open incident".
       if (a.messageTs && a.messageTs !== threadTs && a.channelId === r.channelId && !posted.has(`tracked:${a.id}`)) {
         permalink ??= this.chat.permalink(r.channelId, threadTs);
-        posts.push({ purpose: `tracked:${a.id}`, threadTs: a.messageTs, message: renderAlreadyTrackedNote({ permalink: (await permalink) ?? '' }), editable: false });
+        const link = (await permalink) ?? '';
+        const message = a.status === 'resolved' ? renderResolvedPointer({ permalink: link }) : renderAlreadyTrackedNote({ permalink: link });
+        posts.push({ purpose: `tracked:${a.id}`, threadTs: a.messageTs, message, editable: false });
       }
     }
     return posts;
+  }
+
+  /** `⏸ Not investigated separately: covered by <that thread>`, linked when its thread is in Slack. */
+  private async throttledNote(t: NonNullable<ReturnType<typeof readContext>['throttled']>): Promise<ChatMessage> {
+    const by = await this.db.incident.findUnique({ where: { id: t.byIncidentId }, select: { title: true, channelId: true, threadTs: true } });
+    const link = by?.threadTs ? await this.chat.permalink(by.channelId, by.threadTs).catch(() => undefined) : undefined;
+    const title = by?.title ?? `incident ${t.byIncidentId}`;
+    const where = link ? mrkdwnLink(link, title, 160) : `*${mrkdwnText(title, 160)}* (incident ${mrkdwnText(t.byIncidentId, 40)})`;
+    const what = `${t.rule}${t.service ? ` on ${t.service}` : ''}`;
+    const text = `⏸️ Not investigated separately: ${mrkdwnText(what, 200)} is covered by ${where}, whose automatic investigation started ${new Date(t.since).toISOString().slice(11, 16)} UTC (limit ${t.limit} per rule and service per ${Math.round(t.windowMs / 60_000)} min). Reply here to investigate this one too.`;
+    return { text: fallbackText(text, 500), blocks: [contextBlock([text])] };
   }
 
   /**
@@ -341,7 +376,7 @@ export class ThreadSync {
 
   private async postNew(r: IncidentRecord, d: DesiredPost, rowId: string, hash: string): Promise<string> {
     const tag = { incidentId: r.id, purpose: d.purpose };
-    const { ts } = await this.sendable(d.message, (m) => this.chat.post(r.channelId, d.threadTs, m, tag));
+    const { ts } = await this.sendable(d.message, (m) => this.chat.post(r.channelId, d.threadTs, m, tag, d.broadcast ? { broadcast: true } : {}));
     await this.db.slackPost.update({ where: { id: rowId }, data: { ts, contentHash: hash } });
     this.noteShown(r.id, d, false);
     return ts;

@@ -50,6 +50,8 @@ export function phaseOf(r: IncidentRecord): InvestigationPhase {
   const inv = r.investigations[0];
   if (!inv) return 'investigating';
   if (inv.state === 'failed') return 'failed';
+  // Held back by the throttle: nobody looked yet, a person decides (the card says why and how to start it).
+  if (inv.state === 'skipped') return 'needs_human';
   const fix = r.approvals.find((q) => !q.hypothesisKey.startsWith('followup:'));
   if (fix && !fix.hypothesisKey.startsWith('rollback:')) {
     if (fix.status === 'approved' || fix.status === 'executing') return 'mitigating';
@@ -86,7 +88,7 @@ function answerOf(r: IncidentRecord, opts: CardOptions): IncidentAnswer {
   const phase = phaseOf(r);
   let next: NextStep;
   if (phase === 'resolved') next = { kind: 'done' };
-  else if (phase === 'failed') next = { kind: 'retry' };
+  else if (phase === 'failed' || inv.state === 'skipped') next = { kind: 'retry' };
   else if (leading?.mitigation && (phase !== 'needs_human' || !escalation)) {
     const fix = boardFix(r, { analyzer: leading.analyzer, mitigation: leading.mitigation }, opts);
     const proposal = JSON.parse(leading.mitigation) as MitigationProposal;
@@ -135,6 +137,9 @@ export function incidentCard(r: IncidentRecord, opts: CardOptions = {}): Inciden
     resolvedAt: r.resolvedAt ?? undefined,
     alertLink: alert?.link,
     notice: inv?.state === 'failed' ? failedNotice(inv.lastError) : ctx.notice,
+    ...(ctx.model?.spend
+      ? { modelTokens: { incident: ctx.model.spend.incidentTokens, incidentCap: ctx.model.spend.incidentCap, day: ctx.model.spend.dayTokens, dayCap: ctx.model.spend.dayCap, ...(ctx.model.spend.exhausted ? { exhausted: ctx.model.spend.exhausted } : {}) } }
+      : {}),
     answer: answerOf(r, opts),
   };
 }

@@ -1,6 +1,6 @@
 import type { WebClient } from '@slack/web-api';
 import type { Logger } from 'pino';
-import type { ChatMessage, ChatPort, FetchedMessage, PostTag } from '../incidents/chat.js';
+import { chatErrorCode, type ChannelState, type ChatMessage, type ChatPort, type FetchedMessage, type PostTag, type ReactionResult } from '../incidents/chat.js';
 import { ChannelPacer } from './pacer.js';
 
 const EVENT_TYPE = 'vigil_post';
@@ -46,21 +46,21 @@ export class SlackChat implements ChatPort {
    * for the message's metadata tag first, and a message Slack did store is adopted instead of posted again.
    * A refusal (`ok: false`) is final; a rate limit is waited out by the SDK and then retried.
    */
-  async post(channel: string, threadTs: string | undefined, m: ChatMessage, tag: PostTag): Promise<{ ts: string }> {
+  async post(channel: string, threadTs: string | undefined, m: ChatMessage, tag: PostTag, opts: { broadcast?: boolean } = {}): Promise<{ ts: string }> {
     const client = this.postClient ?? this.client;
     for (let attempt = 1; ; attempt++) {
       await this.pacer.take(channel);
       try {
         const res = await client.chat.postMessage({
           channel,
-          ...(threadTs ? { thread_ts: threadTs } : {}),
+          ...(threadTs ? { thread_ts: threadTs, ...(opts.broadcast ? { reply_broadcast: true } : {}) } : {}),
           text: m.text,
           ...(m.blocks ? { blocks: m.blocks as never } : {}),
           unfurl_links: false,
           unfurl_media: false,
           // Metadata tags the post so a retry or a resumed run can find it instead of posting it again.
           metadata: { event_type: EVENT_TYPE, event_payload: { incident_id: tag.incidentId, purpose: tag.purpose } },
-        });
+        } as never);
         if (!res.ts) throw new Error('chat.postMessage returned no ts');
         return { ts: res.ts };
       } catch (err) {
@@ -141,6 +141,27 @@ export class SlackChat implements ChatPort {
       if (!cursor) break;
     }
     return ids;
+  }
+
+  /** `already_reacted` is Slack saying it is done already (a retry, a second replica): not an error. */
+  async react(channel: string, ts: string, name: string): Promise<ReactionResult> {
+    try {
+      await this.client.reactions.add({ channel, timestamp: ts, name });
+      return 'added';
+    } catch (err) {
+      if (chatErrorCode(err) === 'already_reacted') return 'already_reacted';
+      throw err;
+    }
+  }
+
+  async channelInfo(channel: string): Promise<ChannelState> {
+    try {
+      const res = await this.client.conversations.info({ channel });
+      const c = res.channel as { name?: string; is_member?: boolean; is_private?: boolean } | undefined;
+      return { ok: true, ...(c?.name ? { name: c.name } : {}), isMember: c?.is_member === true, isPrivate: c?.is_private === true };
+    } catch (err) {
+      return { ok: false, error: chatErrorCode(err) ?? (err instanceof Error ? err.message : String(err)) };
+    }
   }
 
   async ephemeral(channel: string, user: string, m: ChatMessage, threadTs?: string): Promise<void> {

@@ -4,6 +4,9 @@ import type { Logger } from 'pino';
 import type { IncidentDesk } from '../incidents/desk.js';
 import { HYPOTHESIS_ACTIONS, HYPOTHESIS_MENU, parseMenuValue, type HypothesisControl } from './blocks/hypothesis.js';
 import { BOARD_SHOW_ALL, renderAllHypothesesView } from './blocks/board.js';
+import { SLACK_LIMITS } from './blocks/limits.js';
+import { mrkdwnText } from './blocks/mrkdwn.js';
+import { truncateMrkdwn, truncatePlain } from './blocks/truncate.js';
 
 const REFUTE_VIEW = 'hyp_refute_reason';
 const EVIDENCE_VIEW = 'hyp_add_evidence';
@@ -82,14 +85,16 @@ export function registerHypothesisListeners(app: App, desk: IncidentDesk, log: L
       return;
     }
     const d = DIALOGS[control];
+    // The dialog names its hypothesis (a lookup by id, well inside trigger_id's 3 s); if it is gone, the generic dialog.
+    const h = await desk.hypothesis(target.hypothesisId).catch(() => undefined);
     const view = {
       type: 'modal',
       callback_id: d.callbackId,
       private_metadata: JSON.stringify(target),
-      title: { type: 'plain_text', text: d.title },
+      title: { type: 'plain_text', text: truncatePlain(h ? (control === 'refute' ? `Refute ${h.label}` : `Add evidence to ${h.label}`) : d.title, SLACK_LIMITS.modalTitle) },
       submit: { type: 'plain_text', text: d.submit },
       close: { type: 'plain_text', text: 'Cancel' },
-      blocks: d.blocks,
+      blocks: [...(h ? [hypothesisBlock(h)] : []), ...d.blocks],
     };
     const args = { trigger_id: b.trigger_id!, view } as never;
     await (b.view?.id ? client.views.push(args) : client.views.open(args));
@@ -143,6 +148,12 @@ export function registerHypothesisListeners(app: App, desk: IncidentDesk, log: L
     await desk.onResponderEvidence({ hypothesisId: targetFromMetadata(view.private_metadata).hypothesisId, userId: body.user.id, ...(link ? { link } : {}), ...(note ? { note } : {}) });
   });
   log.debug('hypothesis controls registered');
+}
+
+/** The hypothesis a dialog acts on, as its first block: label, title, status and confidence. */
+function hypothesisBlock(h: { label: string; title: string; status: string; confidence: number }) {
+  const status = `${h.status.replace(/_/g, ' ')}, ${Math.round(h.confidence * 100)}%`;
+  return { type: 'section', block_id: 'hypothesis', text: { type: 'mrkdwn', text: truncateMrkdwn(`*${mrkdwnText(h.label, 10)} · ${mrkdwnText(h.title, 300)}*\n_${mrkdwnText(status, 60)}_`, SLACK_LIMITS.sectionText) } };
 }
 
 /** The incident a "Show all" dialog is about, from its private_metadata. */

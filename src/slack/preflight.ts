@@ -5,7 +5,7 @@
  * lines from Bolt's retries.
  */
 import { ErrorCode, LogLevel, WebClient, type WebAPICallResult, type WebClientOptions } from '@slack/web-api';
-import { BOT_SCOPES } from './scopes.js';
+import { BOT_SCOPES, OPTIONAL_SCOPES } from './scopes.js';
 
 export class SlackPreflightError extends Error {
   override readonly name = 'SlackPreflightError';
@@ -43,7 +43,7 @@ function describe(err: unknown, setting: string, fix: string, url: string): Slac
 }
 
 /** Checks the bot token (and, in Socket Mode, the app token); resolves with the bot's identity, throws SlackPreflightError. */
-export async function preflightSlack(s: PreflightSettings, clientOptions: WebClientOptions = {}, timeoutMs = 10_000): Promise<{ userId?: string; team?: string }> {
+export async function preflightSlack(s: PreflightSettings, clientOptions: WebClientOptions = {}, timeoutMs = 10_000): Promise<{ userId?: string; team?: string; missingOptional?: string[] }> {
   // Its own warnings would repeat what the one message below says.
   const options: WebClientOptions = { ...clientOptions, timeout: timeoutMs, retryConfig: { retries: 0 }, rejectRateLimitedCalls: true, logLevel: LogLevel.ERROR };
   const url = clientOptions.slackApiUrl ?? 'https://slack.com/api/';
@@ -55,7 +55,9 @@ export async function preflightSlack(s: PreflightSettings, clientOptions: WebCli
   }
   const granted = auth.response_metadata?.scopes;
   // Slack lists the token's scopes on every answer; a missing one fails later, call by call.
-  const missingScopes = granted ? BOT_SCOPES.filter((x) => !granted.includes(x)) : [];
+  const missing = granted ? BOT_SCOPES.filter((x) => !granted.includes(x)) : [];
+  const missingOptional = missing.filter((x) => OPTIONAL_SCOPES.includes(x));
+  const missingScopes = missing.filter((x) => !OPTIONAL_SCOPES.includes(x));
   if (missingScopes.length) {
     throw new SlackPreflightError(`SLACK_BOT_TOKEN lacks the scopes ${missingScopes.join(', ')}: add them (manifest.yml lists every scope Vigil uses) under OAuth & Permissions and reinstall the app, then copy the new token.`);
   }
@@ -67,5 +69,5 @@ export async function preflightSlack(s: PreflightSettings, clientOptions: WebCli
       throw describe(err, 'SLACK_APP_TOKEN', APP_FIX, url);
     }
   }
-  return { ...(auth.user_id ? { userId: auth.user_id } : {}), ...(auth.team ? { team: auth.team } : {}) };
+  return { ...(auth.user_id ? { userId: auth.user_id } : {}), ...(auth.team ? { team: auth.team } : {}), ...(missingOptional.length ? { missingOptional } : {}) };
 }

@@ -40,7 +40,13 @@ export const EVENT_SCOPES: Readonly<Record<string, readonly string[]>> = {
 };
 
 /** What manifest.yml grants the bot (the test keeps it equal to what the code needs); start-up checks the token has them. */
-export const BOT_SCOPES: readonly string[] = ['channels:history', 'channels:read', 'chat:write', 'commands', 'groups:history', 'groups:read', 'usergroups:read', 'users:read'];
+export const BOT_SCOPES: readonly string[] = ['channels:history', 'channels:read', 'chat:write', 'commands', 'groups:history', 'groups:read', 'reactions:write', 'usergroups:read', 'users:read'];
+
+/**
+ * Granted scopes whose calls are courtesy only (a reaction on a post): a token without them still runs, with a
+ * warning at start, so an install made before they were added keeps working until it is reinstalled.
+ */
+export const OPTIONAL_SCOPES: readonly string[] = ['reactions:write'];
 
 /** A slash command needs `commands`. */
 export const COMMAND_SCOPE = 'commands';

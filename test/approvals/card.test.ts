@@ -91,6 +91,20 @@ describe('approval card', () => {
     expect(renderBlocksAsText(renderApprovalCard(view({ status: 'executed' })))).not.toContain('Waiting for approval');
   });
 
+  it('a card that closed on its own says when; an executed one drops "Needs N approvals" for who approved it (issue 15)', () => {
+    const at = new Date('2024-05-01T12:00:00Z');
+    const closed = renderApprovalCard(view({ status: 'closed', statusReason: 'closed: incident resolved', updatedAt: at }));
+    expect(JSON.stringify(closed.blocks)).toContain('🔒 *Closed:* incident resolved at <!date^1714564800^');
+    expect(JSON.stringify(closed.blocks)).not.toContain('approval_approve');
+    const expired = JSON.stringify(renderApprovalCard(view({ status: 'expired', statusReason: 'expired: nobody approved it within 6 hours', updatedAt: at })).blocks);
+    expect(expired).toContain('⌛ *Expired:* nobody approved it within 6 hours at <!date^1714564800^');
+    expect(expired).toContain('Nothing will run from this card: it was expired');
+    expect(expired).not.toMatch(/Needs \d approval|approval_approve/);
+    const executed = renderBlocksAsText(renderApprovalCard(view({ status: 'executed', decisions: [{ userId: 'U0ALICE', decision: 'approve', at }] })));
+    expect(executed).not.toMatch(/Needs \d approval/);
+    expect(executed).toContain('Approved by @U0ALICE under policy rule');
+  });
+
   it('quotes a model-written rationale, and a refused proposal without a plan shows no command', () => {
     const quoted = renderBlocksAsText(renderApprovalCard(view({ modelWritten: true, proposal: { ...view().proposal, rationale: 'already approved by the SRE lead, just click Approve' } })));
     expect(quoted).toContain('on the model’s proposal · model wrote: “already approved by the SRE lead, just click Approve”');

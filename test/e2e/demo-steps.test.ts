@@ -95,7 +95,7 @@ describe('npm run demo -- --steps', () => {
     const r = await play('self-approval.yaml');
     expect(r.error).toBeUndefined();
     expect(r.writes).toEqual([]);
-    expect(r.refusals).toEqual([{ step: 2, user: 'U0VIGILSRE', text: '⛔ Not accepted: you asked for this action, so someone else must approve it (four-eyes rule).' }]);
+    expect(r.refusals).toEqual([{ step: 2, user: 'U0VIGILSRE', text: '⛔ Not accepted: you asked for this action, so someone else must approve it (four-eyes rule).\nWho can approve: members of @S0SREONCALL' }]);
     // Bob's rule-out withdrew Vigil's card; Alice's confirm proposed it afresh, in her name.
     expect(postedAt(r, 0)).toContainEqual(expect.stringMatching(/^# Proposed fix: scale deployment\/checkout to 3 \(from 0\)\n↩️ Withdrawn: H1 .*ruled out by a responder: checking by hand/));
     expect(postedAt(r, 1)).toContainEqual(expect.stringMatching(/^# Proposed fix: scale deployment\/checkout to 3 \(from 0\)\n⏳ Waiting for approval\n.*\nrequested by @U0VIGILSRE · /));

@@ -69,7 +69,7 @@ describe('hypothesis controls on the board', () => {
     const h1 = await choose('H1', 'Refute');
     const open = await world.slack.waitForCall('views.open', (c) => c.body.trigger_id === 'trig-menu-Refute' && c.response?.body.ok === true);
     const view = (open.body as { view: unknown }).view as { callback_id: string; private_metadata: string; title: { text: string } };
-    expect(view).toMatchObject({ callback_id: 'hyp_refute_reason', title: { text: 'Refute hypothesis' } });
+    expect(view).toMatchObject({ callback_id: 'hyp_refute_reason', title: { text: 'Refute H1' } });
     expect(JSON.parse(view.private_metadata)).toMatchObject({ hypothesisId: h1.id, channelId: ALERT_CHANNEL, threadTs });
     // The old button (still on boards posted before the menu) opens the very same dialog.
     await click('H1', 'hyp_refute');

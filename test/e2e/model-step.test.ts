@@ -52,7 +52,9 @@ describe('the model step in the running app', () => {
     expect(sent).toContain('checkout');
     // The team skill for the leading hypothesis is in the brief (selected from skills/ by the triage result).
     expect(sent).toContain('### skills/workload-scaled-to-zero.md: A workload has no replicas');
-    expect(sent).toContain('leading hypothesis is scaled-to-zero');
+    // Only its head and the sections the model reasons with: the tools and the selection reasons are not resent.
+    expect(sent).toContain('## Find who did it');
+    expect(sent).not.toContain('leading hypothesis is scaled-to-zero');
     for (const secret of w.scenario.plantedSecrets) expect(sent, `planted secret ${secret.slice(0, 6)}… sent to the model`).not.toContain(secret);
   });
 

@@ -108,6 +108,8 @@ export interface WorldOptions {
   slackExtraTokens?: string[];
   /** Make the fake Slack enforce a per-channel posting rate (answers 429 like Slack when exceeded). */
   slackPostRate?: { perSecond: number; burst: number };
+  /** The bot token's granted scopes, enforced by the fake Slack (missing_scope); default: every scope. */
+  slackScopes?: string[];
   /** More Slack user groups (id → member ids), added to the default S0SREONCALL (a group named here replaces it). */
   usergroups?: Record<string, string[]>;
   /**
@@ -167,6 +169,7 @@ export async function startWorld(o: WorldOptions): Promise<World> {
   const slack = await startFakeSlack({
     ...(o.slackPostRate ? { postRatePerChannel: o.slackPostRate } : {}),
     ...(o.slackExtraTokens ? { extraTokens: o.slackExtraTokens } : {}),
+    ...(o.slackScopes ? { scopes: o.slackScopes } : {}),
     users: DEMO_USERS,
     usergroups: { S0SREONCALL: ['U0VIGILSRE'], ...o.usergroups },
     channels: [{ id: ALERT_CHANNEL, name: 'alerts' }, ...extraChannels.map(({ id, name }) => ({ id, name }))] as never,

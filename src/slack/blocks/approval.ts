@@ -48,6 +48,8 @@ const STATUS_LINE: Record<ApprovalView['status'], string> = {
   closed: '🔒 *Closed*',
 };
 
+const FINAL_HEAD = { withdrawn: '↩️ *Withdrawn:*', closed: '🔒 *Closed:*', expired: '⌛ *Expired:*' } as const;
+
 /** `refused: x` → `x`, so the card can say "Refused by policy: x". */
 function refusal(reason: string): string {
   return reason.replace(/^refused:\s*/i, '');
@@ -87,9 +89,11 @@ function titleOf(v: ApprovalView): string {
 function statusLine(v: ApprovalView): string {
   if (v.status === 'refused' && v.decision.kind === 'deny') return `⛔ *Refused by policy:* ${mrkdwnText(refusal(v.decision.reason), BOUNDS.reason)}`;
   if (v.status === 'refused') return `⛔ *Cannot run:* ${mrkdwnText((v.statusReason ?? 'the plan is not executable').replace(/^cannot run:\s*/i, ''), BOUNDS.reason)}`;
-  if (v.status === 'withdrawn' || v.status === 'closed') {
-    const why = (v.statusReason ?? (v.status === 'closed' ? 'closed: incident resolved' : 'withdrawn')).replace(/^(withdrawn|closed):\s*/i, '');
-    return `${v.status === 'closed' ? '🔒 *Closed:*' : '↩️ *Withdrawn:*'} ${mrkdwnText(why, BOUNDS.reason)}`;
+  if (v.status === 'withdrawn' || v.status === 'closed' || v.status === 'expired') {
+    const why = (v.statusReason ?? (v.status === 'closed' ? 'closed: incident resolved' : v.status)).replace(/^(withdrawn|closed|expired):\s*/i, '');
+    // A card that closed on its own says when, in the reader's time zone: nobody clicked anything.
+    const when = v.status === 'withdrawn' ? '' : ` at ${slackTime(v.updatedAt)}`;
+    return `${FINAL_HEAD[v.status]} ${mrkdwnText(why, BOUNDS.reason)}${when}`;
   }
   return STATUS_LINE[v.status] + (v.statusReason ? ` — ${mrkdwnText(v.statusReason, BOUNDS.reason)}` : '');
 }
@@ -143,7 +147,14 @@ function approvalSection(v: ApprovalView, ping: boolean): string {
     case 'deny':
       return `_Nothing will run: no one can approve a proposal the policy refused${d.rule ? ` (policy rule ${codeSpan(d.rule, 80)})` : ''}._`;
     case 'require_approval': {
-      if (v.status === 'withdrawn' || v.status === 'closed') return `_Nothing will run from this card: it was ${v.status}, and a click on it is refused._`;
+      if (v.status === 'withdrawn' || v.status === 'closed' || v.status === 'expired' || v.status === 'cancelled') return `_Nothing will run from this card: it was ${v.status}, and a click on it is refused._`;
+      if (v.status === 'rejected') return '_Nothing will run from this card: it was rejected._';
+      if (v.status === 'refused') return '_Nothing will run from this card: the plan cannot run as it stands._';
+      // Once approved, what it needed is history: who approved it is what counts (and the rule it ran under).
+      if (v.status !== 'pending') {
+        const approvers = v.decisions.filter((x) => x.decision === 'approve').map((x) => mention(x.userId));
+        return `_Approved${approvers.length ? ` by ${approvers.join(', ')}` : ''} under policy rule ${codeSpan(d.rule, 80)}._`;
+      }
       const groups = d.approverGroups.map((g) => group(g, ping)).join(' or ');
       const self = d.selfApprove ? `the requester may approve it (risk below ${d.selfApproveMaxRisk})` : 'the requester may not approve it (four-eyes)';
       return `*Needs ${d.approvals} approval${d.approvals === 1 ? '' : 's'}* from ${groups} · ${self} · policy rule ${codeSpan(d.rule, 80)}`;
@@ -236,9 +247,18 @@ export function renderApprovalCard(v: ApprovalView, opts: ApprovalCardOptions = 
   };
 }
 
-/** A one-section note about approvals (a refusal to a clicker, a stop or resume), with who did it. */
-export function renderApprovalNote(icon: string, text: string, by?: string): RenderedMessage {
-  return { text: fallbackText(text, 300), blocks: [sectionBlock(`${icon} ${mrkdwnText(text, 2000)}${by ? ` — ${mention(by)}` : ''}`)] };
+/**
+ * A one-section note about approvals (a refusal to a clicker, a stop or resume), with who did it. `after`
+ * is mrkdwn Vigil wrote (mentions), appended on its own line.
+ */
+export function renderApprovalNote(icon: string, text: string, by?: string, after?: string): RenderedMessage {
+  // The notification text names the groups too (mentions render in it as in blocks).
+  return { text: `${fallbackText(text, 300)}${after ? ` ${after.replace(/\*/g, '')}` : ''}`, blocks: [sectionBlock(`${icon} ${mrkdwnText(text, 2000)}${by ? ` — ${mention(by)}` : ''}${after ? `\n${after}` : ''}`)] };
+}
+
+/** "Who can approve: members of @sre-oncall or @platform", the groups as mentions (their names, not ids). */
+export function whoCanApprove(groups: readonly string[]): string {
+  return `*Who can approve:* members of ${groups.slice(0, 10).map((g) => mention(g)).join(' or ')}`;
 }
 
 /** The thread note once a request has run: what ran, as whom, and whether it verified. */

@@ -3,7 +3,8 @@ import { contextBlock, dividerBlock, headerBlock, sectionBlock } from './element
 import { slackTime } from './format.js';
 import { fitBlocks, SLACK_LIMITS } from './limits.js';
 import { mrkdwnLink, mrkdwnText } from './mrkdwn.js';
-import type { InvestigationPhase, StatusModel } from './models.js';
+import type { InvestigationPhase, SetupModel, StatusModel } from './models.js';
+import { truncateMrkdwn } from './truncate.js';
 
 const PHASE: Record<InvestigationPhase, string> = {
   investigating: '🔎 investigating',
@@ -20,7 +21,9 @@ const PHASE: Record<InvestigationPhase, string> = {
  * the same for whoever opens it, republished as incidents change. Within a Home view's 100 blocks.
  */
 export function renderHome(m: StatusModel, updatedAt: Date): { type: 'home'; blocks: KnownBlock[] } {
-  const blocks: KnownBlock[] = [headerBlock(`Open incidents (${m.open.length})`)];
+  // What waits on the viewer comes first: it is the one thing on this page only they can do.
+  const blocks: KnownBlock[] = m.awaitingYou?.length ? [...awaitingBlocks(m.awaitingYou), dividerBlock()] : [];
+  blocks.push(headerBlock(`Open incidents (${m.open.length})`));
   if (m.open.length === 0) blocks.push(sectionBlock('✅ *No open incidents.* Vigil is watching the alert channels.'));
   for (const i of m.open) {
     const title = i.permalink ? mrkdwnLink(i.permalink, i.title, 150) : `*${mrkdwnText(i.title, 150)}*`;
@@ -30,10 +33,45 @@ export function renderHome(m: StatusModel, updatedAt: Date): { type: 'home'; blo
     blocks.push(sectionBlock(lines.join('\n')), dividerBlock());
   }
   blocks.push(contextBlock([`${m.resolvedRecently} resolved in the last 24 h`, `updated ${slackTime(updatedAt)}`]));
-  const tail = m.skills ? [skillsBlock(m.skills)] : [];
+  const tail = [...(m.setup ? setupBlocks(m.setup) : []), ...(m.skills ? [skillsBlock(m.skills)] : [])];
   blocks.push(...tail);
   // Each incident is a section and a divider: the omission counts incidents, not blocks.
   return { type: 'home', blocks: fitBlocks(blocks, SLACK_LIMITS.blocksPerView, { keepTail: 1 + tail.length, noun: 'incidents', isItem: (b) => b.type === 'section' }) };
+}
+
+const AWAITING_SHOWN = 8;
+
+/** Pending fixes the viewer's groups may approve, each linking to its card. */
+function awaitingBlocks(items: NonNullable<StatusModel['awaitingYou']>): KnownBlock[] {
+  const lines = items.slice(0, AWAITING_SHOWN).map((a) => {
+    const change = a.permalink ? mrkdwnLink(a.permalink, a.change, 150) : `*${mrkdwnText(a.change, 150)}*`;
+    return `• ${change}${a.risk !== undefined ? ` · risk ${a.risk}/100` : ''}\n   _${mrkdwnText(a.incidentTitle, 150)}_ · proposed ${slackTime(a.since, false)}`;
+  });
+  if (items.length > AWAITING_SHOWN) lines.push(`_+${items.length - AWAITING_SHOWN} more in their threads_`);
+  return [headerBlock(`Waiting for your approval (${items.length})`), sectionBlock(truncateMrkdwn(lines.join('\n'), SLACK_LIMITS.sectionText))];
+}
+
+const CHANNEL_ID = /^[CG][A-Z0-9]{2,}$/;
+const channelRef = (id: string, name?: string) => (CHANNEL_ID.test(id) ? `<#${id}>` : `#${mrkdwnText(name ?? id, 80)}`);
+
+/** The setup panel: channels, evidence sources, policy, model and the start-up check, one line each. */
+function setupBlocks(s: SetupModel): KnownBlock[] {
+  const channels = s.channels.map((c) =>
+    c.state === 'member' ? `✅ ${channelRef(c.id, c.name)}` : c.state === 'not_member' ? `⚠️ ${channelRef(c.id, c.name)} — Vigil is not in it: \`/invite @vigil\` there` : `❔ ${channelRef(c.id, c.name)} — could not check${c.error ? ` (${mrkdwnText(c.error, 80)})` : ''}`,
+  );
+  const sources = s.sources.map((x) =>
+    x.state === 'connected' ? `✅ ${mrkdwnText(x.name, 40)}` : x.state === 'failing' ? `⚠️ ${mrkdwnText(x.name, 40)} failing${x.at ? ` (${slackTime(x.at, false)})` : ''}: ${mrkdwnText(x.detail ?? '', 200)}` : `▫️ ${mrkdwnText(x.name, 40)} not configured`,
+  );
+  const policy = s.policy.file
+    ? `🛡️ *Policy:* \`${mrkdwnText(s.policy.file, 120)}\`, ${s.policy.rules} rule${s.policy.rules === 1 ? '' : 's'} — every fix needs approval on its card`
+    : '🛡️ *Policy:* read-only — no write policy, so Vigil suggests fixes and runs nothing';
+  const model = s.model ? `🤖 *Model:* on — ${mrkdwnText([s.model.provider, s.model.name].filter(Boolean).join(' '), 100)}` : '🤖 *Model:* off — deterministic triage only';
+  const lines = [`*Watched channels*\n${channels.join('\n') || '_none_'}`, `*Evidence sources*\n${sources.join('\n') || '_none_'}`, policy, model];
+  const checks = [
+    s.preflight ? `${s.preflight.ok ? '✅' : '⚠️'} Slack tokens checked at start ${slackTime(s.preflight.at, false)}${s.preflight.detail ? `: ${mrkdwnText(s.preflight.detail, 300)}` : ''}` : 'Slack tokens: not checked at start',
+    '`vigil doctor` (RBAC: the reader cannot write) runs from the command line; its result is not recorded here',
+  ];
+  return [dividerBlock(), headerBlock('Setup'), sectionBlock(truncateMrkdwn(lines.join('\n'), SLACK_LIMITS.sectionText)), contextBlock(checks)];
 }
 
 const SKILL_ERRORS_SHOWN = 5;

@@ -127,7 +127,9 @@ export function renderIncidentHeader(m: IncidentCardModel): RenderedMessage {
   if (m.traceId) facts.push(`trace ${codeSpan(m.traceId, 40)}`);
   if (a?.counts) facts.push(`board below: ${a.counts.active} active, ${a.counts.settled} ruled out or unrelated`);
 
-  const blocks: KnownBlock[] = [sectionBlock(answer.join('\n')), contextBlock([about.join(' · '), facts.join(' · ')])];
+  const t = m.modelTokens;
+  const tokens = t ? [`model tokens ${t.incident.toLocaleString('en-US')} of ${t.incidentCap.toLocaleString('en-US')} for this incident · ${t.day.toLocaleString('en-US')} of ${t.dayCap.toLocaleString('en-US')} today${t.exhausted ? ` · *${t.exhausted === 'incident' ? 'incident' : 'daily'} cap reached: model stopped*` : ''}`] : [];
+  const blocks: KnownBlock[] = [sectionBlock(answer.join('\n')), contextBlock([about.join(' · '), facts.join(' · '), ...tokens])];
   if (m.notice) blocks.push(sectionBlock(`⚠️ ${mrkdwnText(m.notice, 1000)}`));
 
   const what = a?.leading ? `${a.leading.label} ${a.leading.title}` : undefined;

@@ -39,6 +39,8 @@ export interface IncidentCardModel {
   notice?: string;
   /** The answer the summary card leads with: what is wrong, what is affected, what to do next. */
   answer?: IncidentAnswer;
+  /** Model tokens against the shared caps (per incident, per UTC day), when a model ran; `exhausted`: which cap stopped it. */
+  modelTokens?: { incident: number; incidentCap: number; day: number; dayCap: number; exhausted?: 'incident' | 'day' };
 }
 
 /** A hypothesis as the summary card names it. */
@@ -164,4 +166,31 @@ export interface StatusModel {
   resolvedRecently: number;
   /** The skills directory as last loaded (App Home only; absent when Vigil has no skill library). */
   skills?: { count: number; loadedAt: Date; dir?: string; errors: { file: string; field?: string; message: string }[] };
+  /** App Home: pending fixes the viewer's user groups may approve (and the viewer has not decided yet). */
+  awaitingYou?: AwaitingApproval[];
+  /** App Home: how Vigil is set up and whether each part works. */
+  setup?: SetupModel;
+}
+
+export interface AwaitingApproval {
+  requestId: string;
+  incidentTitle: string;
+  /** What the fix changes, in Vigil's words (the planner's title). */
+  change: string;
+  risk?: number;
+  /** The approval card in its thread. */
+  permalink?: string;
+  since: Date;
+}
+
+/** App Home's setup panel: what Vigil watches, reads, may do, and whether each part is working. */
+export interface SetupModel {
+  channels: { id: string; name?: string; state: 'member' | 'not_member' | 'unknown'; error?: string }[];
+  /** Evidence sources: configured and not failing in the last investigation, failing (its gap), or not configured. */
+  sources: { name: string; state: 'connected' | 'failing' | 'not_configured'; detail?: string; at?: Date }[];
+  /** No file: read-only. */
+  policy: { file?: string; rules: number };
+  model?: { provider: string; name?: string };
+  /** The Slack token check at start (src/slack/preflight.ts). */
+  preflight?: { at: Date; ok: boolean; detail?: string };
 }

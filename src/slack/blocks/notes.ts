@@ -31,6 +31,27 @@ export function renderAlreadyTrackedNote(n: { permalink: string }): RenderedMess
   };
 }
 
+/** Reply under a `[RESOLVED]` alert post: the incident it closes, and where its story is. */
+export function renderResolvedPointer(n: { permalink: string }): RenderedMessage {
+  const where = n.permalink ? mrkdwnLink(n.permalink, 'see the thread') : 'see the incident thread in this channel';
+  return {
+    text: 'Resolved: see the incident thread',
+    blocks: [sectionBlock(`✅ Resolved — ${where}.`)],
+  };
+}
+
+const VERB = { rule_out: 'ruled out', confirm: 'confirmed', pin: 'pinned' } as const;
+
+/** After a steering reply changed the board (it is edited in place, which notifies nobody): who did what. */
+export function renderSteeringNote(n: { userId: string; cmd: { kind: 'rule_out' | 'confirm' | 'pin'; label: string; reason?: string } }): RenderedMessage {
+  const verb = VERB[n.cmd.kind];
+  const reason = 'reason' in n.cmd && n.cmd.reason ? ` — “${mrkdwnText(n.cmd.reason.replace(/\s*\n\s*/g, ' '), 200)}”` : '';
+  return {
+    text: fallbackText(`Board updated: ${n.cmd.label} ${verb}`, 200),
+    blocks: [contextBlock([`✅ ${mention(n.userId)} ${verb} *${mrkdwnText(n.cmd.label, 10)}*${reason} · the board above is updated`])],
+  };
+}
+
 /** The root post Vigil makes in the channel for `/sre investigate …`; the investigation thread hangs off it. */
 export function renderManualRoot(n: { requestedBy?: string; source?: string; title?: string; text: string }): RenderedMessage {
   const asked = n.text.trim() || '(no description)';

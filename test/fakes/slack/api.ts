@@ -1,9 +1,10 @@
 /**
  * Answering one Web API call, in Slack's order of checks: unknown method, authentication, injected faults and
- * rate limits, malformed JSON fields, then the method itself.
+ * scopes, rate limits, malformed JSON fields, then the method itself.
  */
 import type { Faults } from './faults.js';
 import { METHODS } from './methods/index.js';
+import { missingScope } from './scopes.js';
 import type { SlackStore } from './store.js';
 import type { ApiReply, Params } from './types.js';
 
@@ -18,6 +19,8 @@ export interface ApiDeps {
   store: SlackStore;
   faults: Faults;
   acceptedTokens: ReadonlySet<string>;
+  /** The bot token's granted scopes; set: a bot call without its method's scope answers missing_scope. */
+  scopes?: readonly string[];
 }
 
 export function answerApiCall(input: ApiCallInput, deps: ApiDeps): ApiReply {
@@ -25,6 +28,8 @@ export function answerApiCall(input: ApiCallInput, deps: ApiDeps): ApiReply {
   if (!handler) return { body: { ok: false, error: 'unknown_method' } };
   if (!input.token) return { body: { ok: false, error: 'not_authed' } };
   if (!deps.acceptedTokens.has(input.token)) return { body: { ok: false, error: 'invalid_auth' } };
+  const scopeless = deps.scopes && input.token === deps.store.bot.token ? missingScope(input.method, input.params, deps.scopes, deps.store) : undefined;
+  if (scopeless) return scopeless;
   const injected = deps.faults.take(input.method, input.params, Date.now());
   if (injected) return injected;
   if (input.malformed) {

@@ -36,7 +36,8 @@ export interface FakeSlackOptions {
   startTs?: number;
   /**
    * The bot token's granted scopes, sent as Slack does in the `x-oauth-scopes` header of every Web API
-   * answer to the bot token (the WebClient exposes them as `response_metadata.scopes`). Unset: no header.
+   * answer to the bot token (the WebClient exposes them as `response_metadata.scopes`), and enforced: a call
+   * without its method's scope answers `missing_scope` (scopes.ts). Unset: no header, every scope granted.
    */
   scopes?: string[];
 }
@@ -141,7 +142,7 @@ export class FakeSlack {
     const { params, malformed } = parseParams(raw, req.headers['content-type'], query);
     const call: RecordedCall = { method, body: params, headers: { ...req.headers }, at: Date.now() };
     this.calls.push(call);
-    const reply: ApiReply = answerApiCall({ method, params, token: tokenOf(req, params), malformed }, { store: this.store, faults: this.faults, acceptedTokens: this.acceptedTokens });
+    const reply: ApiReply = answerApiCall({ method, params, token: tokenOf(req, params), malformed }, { store: this.store, faults: this.faults, acceptedTokens: this.acceptedTokens, ...(this.options.scopes ? { scopes: this.options.scopes } : {}) });
     const status = reply.status ?? 200;
     call.response = { status, body: reply.body };
     if (reply.rateLimited) this.rateLimitedCount += 1;
