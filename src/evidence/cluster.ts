@@ -68,6 +68,9 @@ async function clusterMetrics(client: PrometheusClient, s: ClusterSnapshot, reac
       badWhen: 'high',
       threshold: 0.9,
     });
+    // The two sides of that ratio, so a finding can say "4096 of 4096", not only "100%".
+    entries.push({ id: 'process_open_fds', title: 'Open file descriptors', template: `max by (namespace, pod) (process_open_fds{namespace=~"${ns}"})`, unit: 'count', badWhen: 'high' });
+    entries.push({ id: 'process_max_fds', title: 'File descriptor limit', template: `max by (namespace, pod) (process_max_fds{namespace=~"${ns}"})`, unit: 'count', badWhen: 'low' });
   }
   // node-exporter's `instance` is the node's address or its name, depending on relabelling: ask by both.
   const addresses = s.nodes.filter((n) => !nodes.length || nodes.includes(n.metadata?.name ?? '')).flatMap((n) => [n.metadata?.name ?? '', ...(n.status?.addresses ?? []).map((a) => a.address)]).filter(Boolean);

@@ -153,6 +153,20 @@ describe('resource-exhaustion', () => {
     expect(f!.affected).toEqual(expect.arrayContaining([{ kind: 'Deployment', namespace: NS, name: 'gateway' }, { kind: 'Service', namespace: NS, name: 'gateway' }]));
   });
 
+  it('undoes the rollout the leak came with, even 40 minutes before it filled the limit; restarts when it predates the rollout', () => {
+    const rs = (revision: number, createdMin: number) => ({ metadata: { name: `gateway-${revision}`, namespace: NS, annotations: { 'deployment.kubernetes.io/revision': String(revision) }, creationTimestamp: at(createdMin * MIN) } });
+    const leaking = (firstMin: number) => [logs('gateway-6d8f9-abcde', [{ template: EMFILE, example: EMFILE_EX, count: 240, first: at(firstMin * MIN) }]), logs('gateway-6d8f9-fghij', [{ template: EMFILE, example: EMFILE_EX, count: 180, first: at((firstMin + 1) * MIN) }])];
+    const [f] = resourceExhaustion.analyze(input({ replicaSets: [rs(26, -3 * 24 * 60), rs(27, -46)] as never, containerLogs: leaking(-6) }));
+    expect(f!.mitigation).toMatchObject({ action: 'rollout_undo', params: { toRevision: 26 } });
+    expect(f!.mitigation!.command).toBe('kubectl rollout undo deployment/gateway -n edge --to-revision=26');
+    expect(f!.facts).toMatchObject({ revision: 27, previousRevision: 26, changedAt: at(-46 * MIN).toISOString() });
+    expect(f!.supporting.some((e) => e.kind === 'change' && e.summary.includes('rollout to revision 27'))).toBe(true);
+    // The same failures already there before revision 27 rolled out: not its doing.
+    const [g] = resourceExhaustion.analyze(input({ replicaSets: [rs(26, -3 * 24 * 60), rs(27, -4)] as never, containerLogs: leaking(-6) }));
+    expect(g!.mitigation).toMatchObject({ action: 'rollout_restart' });
+    expect(g!.facts).not.toHaveProperty('previousRevision');
+  });
+
   it('is corroborated by the open-fds ratio, and doubted when that ratio is low', () => {
     const kube = { containerLogs: [logs('gateway-6d8f9-abcde', [{ template: EMFILE, example: EMFILE_EX, count: 240, first: at(-6 * MIN) }])] };
     const [f] = resourceExhaustion.analyze(input(kube, { metrics: { summaries: [fdsRatio(0.99)] } }));

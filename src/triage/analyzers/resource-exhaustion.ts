@@ -28,19 +28,22 @@
  *
  * Facts (camelCase): `resource` (`file_descriptors` | `ephemeral_ports` | `conntrack` | `pids` | `shm`),
  * `used` and `limit` (absolute, when a log line or metric says), `usedRatio` (used / limit, from metrics),
- * `container`, `logPattern`, `logCount`, `pods` (pods that logged it), `node` (conntrack), `firstSeen` (ISO).
+ * `container`, `logPattern`, `logCount`, `pods` (pods that logged it), `node` (conntrack), `firstSeen` (ISO);
+ * when a rollout came before the first failure (up to 12 h: a leak fills the limit under load, later),
+ * `revision`, `previousRevision`, `changedAt`.
  *
- * Mitigation: `rollout_restart` of the workload for file descriptors and ephemeral ports (it releases the
- * leaked handles and sockets while the leak is fixed); none for the others.
+ * Mitigation: `rollout_undo` to the previous revision when the leak came with a rollout; otherwise
+ * `rollout_restart` of the workload for file descriptors and ephemeral ports (it releases the leaked
+ * handles and sockets while the leak is fixed); none for the others.
  */
 import type { V1Pod } from '@kubernetes/client-node';
 import type { MetricSummary, SeriesSummary } from '../../evidence/prometheus/types.js';
 import type { Citation, ComponentRef, Evidence } from '../../evidence/types.js';
-import type { Analyzer, TriageInput } from '../analyzer.js';
+import { DELAYED_EFFECT_MS, type Analyzer, type TriageInput } from '../analyzer.js';
 import { objectCitation } from '../citations.js';
-import { clockTime, relativeToOnset } from '../time.js';
+import { clockTime, humanDuration, relativeToOnset } from '../time.js';
 import type { Finding, MitigationProposal } from '../types.js';
-import { clip, eventAt, eventEvidence, eventFirst, servingScope } from './crash-loop.js';
+import { clip, eventAt, eventEvidence, eventFirst, revisionEvidence, revisions, servingScope, undoProposal } from './crash-loop.js';
 
 const NAME = 'resource-exhaustion';
 const NEAR_BEFORE_MS = 30 * 60_000;
@@ -258,7 +261,8 @@ function corroborate(input: TriageInput, resource: KernelResource, nodes: string
   const t = input.kube.target!;
   const summaries = input.metrics?.summaries ?? [];
   const pods = new Set(input.kube.pods.map((p) => p.metadata?.name ?? ''));
-  const find = (id: string) => summaries.find((s) => s.id === id && s.status === 'success');
+  // The workload's own queries first, then the cluster catalog's (read before triage, per namespace and pod).
+  const find = (id: string) => summaries.find((s) => s.id === id && s.status === 'success') ?? (input.cluster?.metrics ?? []).find((s) => s.id === id && s.status === 'success');
   if (resource === 'file_descriptors') {
     const ratio = find('process_fds');
     const series = seriesOfPods(ratio, pods, t.name).filter((s) => s.max !== null).sort((a, b) => (b.max ?? 0) - (a.max ?? 0));
@@ -267,7 +271,13 @@ function corroborate(input: TriageInput, resource: KernelResource, nodes: string
     if (ratio && series[0]) {
       const top = series[0];
       const r = top.max ?? 0;
+      // The absolute numbers of the same pod, when both sides were read.
+      const pod = top.metric['pod'];
+      const used = seriesOfPods(find('process_open_fds'), pods, t.name).find((s) => s.metric['pod'] === pod)?.max ?? undefined;
+      const lim = seriesOfPods(find('process_max_fds'), pods, t.name).find((s) => s.metric['pod'] === pod)?.last ?? undefined;
       return {
+        ...(used !== undefined && used !== null ? { used } : {}),
+        ...(lim !== undefined && lim !== null ? { limit: lim } : {}),
         ratio: r,
         high: r >= (ratio.threshold ?? 0.9),
         evidence: {
@@ -328,6 +338,9 @@ function corroborate(input: TriageInput, resource: KernelResource, nodes: string
   }
   return undefined;
 }
+
+/** Resources a process leaks (descriptors, sockets, threads): what a bad release exhausts over time. */
+const LEAKS = new Set<KernelResource>(['file_descriptors', 'ephemeral_ports', 'pids']);
 
 const APP_SIDECARS = new Set(['istio-proxy', 'linkerd-proxy', 'envoy', 'vault-agent', 'cloud-sql-proxy', 'fluent-bit', 'otel-collector', 'datadog-agent']);
 
@@ -429,8 +442,22 @@ export const resourceExhaustion: Analyzer = {
       confidence = predates ? 0.3 : 0.5;
     }
 
+    // A leak that began after a rollout came with it: the release that stopped closing descriptors
+    // (or reusing connections, or reaping threads) fills the limit some time later, under load. The fix
+    // is that release's undo; a restart only buys time.
+    const leak = !nodeWide && LEAKS.has(resource) && (t.kind === 'Deployment' || t.kind === 'StatefulSet');
+    const { current, previous } = revisions(kube);
+    const release =
+      leak && first && current?.createdAt && previous && first.getTime() >= current.createdAt.getTime() && first.getTime() - current.createdAt.getTime() <= DELAYED_EFFECT_MS ? { current, previous } : undefined;
+    if (release) {
+      Object.assign(facts, { revision: release.current.revision, previousRevision: release.previous.revision, changedAt: release.current.createdAt!.toISOString() });
+      supporting.push(revisionEvidence(kube, release.current, onset, `${humanDuration(first!.getTime() - release.current.createdAt!.getTime())} before the first "${LABEL[resource]}" failure`));
+    }
     const node = nodeWide ? (input.cluster?.snapshot.nodes ?? []).find((n) => n.metadata?.name === nodes[0]) : undefined;
     const mitigation: MitigationProposal | undefined =
+      release && status === 'supported'
+        ? undoProposal(kube, release.previous, `revision ${release.current.revision} came ${humanDuration(first!.getTime() - release.current.createdAt!.getTime())} before ${t.name} first ran out of ${LABEL[resource]} and nothing ran out before it: the leak came with it; undo to revision ${release.previous.revision} (a restart would only buy time until it fills again)`)
+        :
       nodeWide && resource === 'ip_addresses' && status === 'supported' && node?.spec?.unschedulable !== true
         ? {
             action: 'cordon_node',
