@@ -23,6 +23,8 @@ import { eventTime } from './common.js';
 const LONG_BEFORE_MS = 60 * 60_000;
 const JOB_WINDOW_MS = 12 * 3600_000;
 const NODE_WINDOW_MS = 7 * 86_400_000;
+/** Node pressure this recent, over by the onset, on a node off the path: a look-alike worth clearing. */
+const RECENT_PRESSURE_MS = 3 * 3600_000;
 const MAX = 40;
 
 const BAD_WAITING = new Set(['CrashLoopBackOff', 'ImagePullBackOff', 'ErrImagePull', 'CreateContainerConfigError', 'RunContainerError', 'InvalidImageName']);
@@ -110,10 +112,17 @@ export const backgroundNoiseCluster: ClusterAnalyzer = {
       const oldEvent = events.find((e) => e.involvedObject?.kind === 'Node' && e.involvedObject.name === name && /NodeNotReady|NodeNotSchedulable|Rebooted|NodeHasDiskPressure|NodeHasInsufficientMemory/.test(e.reason ?? '') && onset - (eventTime(e)?.getTime() ?? onset) > LONG_BEFORE_MS);
       const trouble = ready?.status !== 'True' || pressure.length > 0 || n.spec?.unschedulable;
       const hostsReached = walk.reached.has(nodeId(ref)) && t.incoming(nodeId(ref)).some((e) => e.kind === 'runs-on' && walk.reached.has(e.from));
+      // Pressure (and the evictions it caused) near the onset that is over now: a look-alike when the node
+      // runs nothing the alert reaches, raised so it is seen and cleared.
+      // On a node that runs reached pods too, when the evictions it caused took none of them.
+      const evictedReached = s.pods.some((p) => p.spec?.nodeName === name && p.status?.reason === 'Evicted' && reached(t.workloadOf(p.metadata?.namespace ?? '', p.metadata?.name ?? '')));
+      const recentPressure = !trouble && !evictedReached
+        ? events.find((e) => e.involvedObject?.kind === 'Node' && e.involvedObject.name === name && /NodeHas(Disk|Memory|PID)Pressure|NodeHasInsufficient|EvictionThresholdMet/.test(e.reason ?? '') && onset - (eventTime(e)?.getTime() ?? 0) <= RECENT_PRESSURE_MS && onset - (eventTime(e)?.getTime() ?? 0) >= 0)
+        : undefined;
       if (trouble && hostsReached) continue;
-      if (!trouble && !blinked && !oldEvent) continue;
-      const what = ready?.status !== 'True' ? `NotReady (${ready?.reason ?? ready?.status})` : pressure.length ? pressure.map((c) => c.type).join(', ') : n.spec?.unschedulable ? 'cordoned' : oldEvent ? `${oldEvent.reason} at ${eventTime(oldEvent)?.toISOString().slice(0, 16).replace('T', ' ')}` : `Ready again since ${clockTime(new Date(since!))}`;
-      const why = trouble ? `runs nothing the alert reaches (${from})` : `recovered ${humanDuration(onset - (since ?? eventTime(oldEvent!)!.getTime()))} before the alert`;
+      if (!trouble && !blinked && !oldEvent && !recentPressure) continue;
+      const what = ready?.status !== 'True' ? `NotReady (${ready?.reason ?? ready?.status})` : pressure.length ? pressure.map((c) => c.type).join(', ') : n.spec?.unschedulable ? 'cordoned' : recentPressure ? `${recentPressure.reason} at ${clockTime(eventTime(recentPressure)!)}, over since` : oldEvent ? `${oldEvent.reason} at ${eventTime(oldEvent)?.toISOString().slice(0, 16).replace('T', ' ')}` : `Ready again since ${clockTime(new Date(since!))}`;
+      const why = trouble ? `runs nothing the alert reaches (${from})` : recentPressure ? (hostsReached ? `over before the alert, and its evictions took no pod the alert reaches (${from})` : `runs nothing the alert reaches (${from})`) : `recovered ${humanDuration(onset - (since ?? eventTime(oldEvent!)!.getTime()))} before the alert`;
       out.push(noise(`noise:node:${name}`, ref, `node ${name} ${what}`, `Node ${name}: ${what}.`, why, objectCitation('Node', undefined, name, 'status.conditions')));
     }
 

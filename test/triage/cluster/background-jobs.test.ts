@@ -37,3 +37,32 @@ describe('background noise: Jobs elsewhere', () => {
     expect(out.every((f) => f.status === 'unrelated')).toBe(true);
   });
 });
+
+describe('background noise: node pressure that is over', () => {
+  function pressured(evicted: { ns: string; name: string; owner?: string }): ClusterTriageInput {
+    const w = world();
+    const s = w.cluster.snapshot;
+    s.nodes = [{ metadata: { name: 'node-a' }, status: { conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: ago(40 * 24 * 60) }, { type: 'DiskPressure', status: 'False', lastTransitionTime: ago(19) }] } }] as never;
+    // api runs a pod there; the eviction took another workload's pod, or api's own.
+    s.replicaSets = [{ metadata: { name: 'api-7c5d', namespace: 'shop', ownerReferences: [{ kind: 'Deployment', name: 'api', controller: true }] } }] as never;
+    s.pods = [
+      { metadata: { name: 'api-7c5d-k8d4n', namespace: 'shop', labels: { app: 'api' }, ownerReferences: [{ kind: 'ReplicaSet', name: 'api-7c5d', controller: true }] }, spec: { nodeName: 'node-a', containers: [{ name: 'api' }] }, status: { phase: 'Running' } },
+      { metadata: { name: evicted.name, namespace: evicted.ns, labels: { app: evicted.owner ?? 'loader' }, ...(evicted.owner ? { ownerReferences: [{ kind: 'ReplicaSet', name: 'api-7c5d', controller: true }] } : {}) }, spec: { nodeName: 'node-a', containers: [{ name: 'c' }] }, status: { phase: 'Failed', reason: 'Evicted' } },
+    ] as never;
+    s.warningEvents = [{ involvedObject: { kind: 'Node', name: 'node-a' }, reason: 'EvictionThresholdMet', type: 'Warning', message: 'Attempting to reclaim ephemeral-storage', firstTimestamp: ago(26), lastTimestamp: ago(21) }] as never;
+    const topology = buildTopology(s);
+    return { ...w, cluster: { ...w.cluster, snapshot: s, topology, walk: walkFrom(w.cluster.subjects, topology) } };
+  }
+
+  it('raises a node whose DiskPressure ended before the alert and evicted only pods the alert does not reach', () => {
+    const node = backgroundNoiseCluster.analyze(pressured({ ns: 'analytics', name: 'loader-6f8d-w4t2x' })).find((f) => f.component?.kind === 'Node');
+    expect(node).toMatchObject({ status: 'unrelated', component: { kind: 'Node', name: 'node-a' } });
+    expect(node!.title).toContain('EvictionThresholdMet');
+    expect(node!.reason).toContain('its evictions took no pod the alert reaches');
+  });
+
+  it('leaves it alone when the evictions took a pod of the alerted workload', () => {
+    const out = backgroundNoiseCluster.analyze(pressured({ ns: 'shop', name: 'api-7c5d-zzzzz', owner: 'api' }));
+    expect(out.find((f) => f.component?.kind === 'Node')).toBeUndefined();
+  });
+});
