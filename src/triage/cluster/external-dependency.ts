@@ -12,7 +12,7 @@ import type { ComponentRef, Evidence } from '../../evidence/types.js';
 import { nodeId, refOfId } from '../../topology/graph.js';
 import type { ClusterAnalyzer, ClusterTriageInput } from '../analyzer.js';
 import { objectCitation } from '../citations.js';
-import { clockTime } from '../time.js';
+import { clockTime, humanDuration } from '../time.js';
 import type { Finding } from '../types.js';
 import { clip, logEvidence, logHits, type LogHit } from './common.js';
 
@@ -22,6 +22,8 @@ const DNS_SERVER = /^(coredns|kube-dns|node-local-dns|nodelocaldns)$/;
 const DNS_QUERY = /:53: (i\/o timeout|read: connection refused)|plugin\/errors/i;
 const DNS = /dial tcp: lookup |lookup \S+ on \S+:53|no such host|NXDOMAIN|Name or service not known|EAI_AGAIN|ENOTFOUND|UnknownHostException|name resolution|server misbehaving/i;
 const WINDOW_MS = 90 * 60_000;
+/** A host's throttle, answered: 429s, "too many requests", rate-limit retries. */
+const RATE_LIMITED = /\b429\b|too many requests|rate.?limit(ed)?\b/i;
 
 export const externalDependency: ClusterAnalyzer = {
   name: 'external-dependency',
@@ -41,14 +43,58 @@ export const externalDependency: ClusterAnalyzer = {
     // DNS trouble is dns-failure's: resolver errors, and the cluster DNS server's own upstream timeouts.
     const hits = logHits(input.inputs, FAILURE).filter((h) => !DNS.test(h.example) && !DNS.test(h.template) && !DNS_SERVER.test(h.workload.name) && !DNS_QUERY.test(h.example));
     const byHost = new Map<string, LogHit[]>();
+    // Failures naming the host that began long before the onset: a standing condition (a rate-limited
+    // feed, a flaky partner API), the look-alike a responder asks about.
+    const standing = new Map<string, LogHit[]>();
     for (const h of hits) {
       const text = `${h.example} ${h.template}`.toLowerCase();
       const host = [...external.keys()].filter((x) => text.includes(x)).sort((a, b) => b.length - a.length)[0];
       if (!host) continue;
+      if (h.first && h.first.getTime() < input.onset.getTime() - WINDOW_MS) standing.set(host, [...(standing.get(host) ?? []), h]);
       if (h.first && (h.first.getTime() < input.onset.getTime() - WINDOW_MS || h.first.getTime() > input.onset.getTime() + 10 * 60_000)) continue;
       byHost.set(host, [...(byHost.get(host) ?? []), h]);
     }
     const out: Finding[] = [];
+    // Rate limiting (429, "too many requests") answered and retried: the host is up and says so; the
+    // look-alike of an outage, raised and cleared when nothing harder fails towards it.
+    const soft = logHits(input.inputs, RATE_LIMITED);
+    for (const host of [...external.keys()].filter((h) => !byHost.has(h) && !standing.has(h)).slice(0, 50)) {
+      const hs = soft.filter((h) => `${h.example} ${h.template}`.toLowerCase().includes(host));
+      if (!hs.length || out.length >= 2) continue;
+      const component = declaredBy(input, host);
+      out.push({
+        key: `external-dependency:${component.namespace ?? ''}/${component.kind}/${component.name}`,
+        analyzer: 'external-dependency',
+        family: 'external-dependency',
+        status: 'ruled_out',
+        confidence: 0.05,
+        title: `${host} (outside the cluster) is failing`,
+        component,
+        mechanism: `${[...new Set(hs.map((h) => h.workload.name))].join(', ')} log rate-limited answers from ${host}.`,
+        reason: `${host} answers, with 429 (rate limited) that the callers retry ("${clip(hs[0]!.example, 120)}"): a throttle it applies, not an outage, and nothing harder fails towards it`,
+        facts: { host },
+        supporting: [],
+        refuting: hs.slice(0, 2).map((h) => logEvidence(h, `${h.workload.name} ← ${host} rate-limits`)),
+      });
+    }
+    for (const [host, hs] of [...standing].filter(([h]) => !byHost.has(h)).slice(0, 2)) {
+      const component = declaredBy(input, host);
+      const first = hs.map((h) => h.first!).sort((a, b) => a.getTime() - b.getTime())[0]!;
+      out.push({
+        key: `external-dependency:${component.namespace ?? ''}/${component.kind}/${component.name}`,
+        analyzer: 'external-dependency',
+        family: 'external-dependency',
+        status: 'ruled_out',
+        confidence: 0.05,
+        title: `${host} (outside the cluster) is failing`,
+        component,
+        mechanism: `${[...new Set(hs.map((h) => h.workload.name))].join(', ')} log failures naming ${host}.`,
+        reason: `they began at ${clockTime(first)}, ${humanDuration(input.onset.getTime() - first.getTime())} before the alert, and kept their pace: a standing condition, not what changed at the onset`,
+        facts: { host },
+        supporting: [],
+        refuting: hs.slice(0, 2).map((h) => logEvidence(h, `${h.workload.name} → ${host}, failing since before the onset`)),
+      });
+    }
     // The look-alike: errors that name an outside host but fail at name resolution say nothing about
     // the host ("is Stripe down?"); raised and ruled out, so the board answers the question.
     const dnsHits = logHits(input.inputs, FAILURE).filter((h) => DNS.test(h.example) || DNS.test(h.template));
