@@ -85,3 +85,31 @@ describe('tls-certificate', () => {
     expect(tlsCertificate.analyze(input(kube({ ingresses: [ingress('grafana', 'grafana')], certificates: [cert(-10, ['grafana'])] })))).toEqual([]);
   });
 });
+
+describe('tls-certificate: a valid certificate from an issuer no client trusts', () => {
+  const staging = (issuedMin: number, dn = '(STAGING) Wannabe Watercress R11'): TlsCertificate => ({ ...cert(90 * 24 * 60), issuer: `CN=${dn}, O=(STAGING) Let's Encrypt, C=US`, notBefore: at(issuedMin) });
+  const withCertManager = (k: KubeEvidence, server: string): TriageInput => ({
+    ...input(k),
+    cluster: {
+      snapshot: {
+        custom: {
+          Certificate: [{ apiVersion: 'cert-manager.io/v1', kind: 'Certificate', metadata: { name: 'shop-cert', namespace: 'shop' }, spec: { secretName: 'shop-tls', issuerRef: { kind: 'ClusterIssuer', name: 'letsencrypt-staging' } } }],
+          ClusterIssuer: [{ apiVersion: 'cert-manager.io/v1', kind: 'ClusterIssuer', metadata: { name: 'letsencrypt-staging' }, spec: { acme: { server } } }],
+        },
+      },
+    } as never,
+  });
+
+  it('localises a staging re-issue to its Certificate, with the issuer it now comes from', () => {
+    const [f] = tlsCertificate.analyze(withCertManager(kube({ events: [], certificates: [staging(-12)] }), 'https://acme-staging-v02.api.letsencrypt.org/directory'));
+    expect(f).toMatchObject({ status: 'supported', family: 'tls-certificate', component: { kind: 'Certificate', namespace: 'shop', name: 'shop-cert' }, facts: { secretName: 'shop-tls', certificate: 'shop-cert', issuer: 'letsencrypt-staging', hosts: 'shop.example.com,www.shop.example.com', ingress: 'storefront' } });
+    expect(f!.supporting.some((e) => e.summary.includes('ACME server https://acme-staging-v02') && e.citation.ref.includes('letsencrypt-staging'))).toBe(true);
+  });
+
+  it('knows a test CA by its name alone, and is only open about one issued long ago', () => {
+    expect(tlsCertificate.analyze(input(kube({ events: [], certificates: [staging(-60)] })))[0]).toMatchObject({ status: 'supported', component: { kind: 'Secret', name: 'shop-tls' } });
+    expect(tlsCertificate.analyze(input(kube({ events: [], certificates: [staging(-30 * 24 * 60)] })))[0]).toMatchObject({ status: 'open' });
+    // A production chain, valid for months: nothing to say.
+    expect(tlsCertificate.analyze(input(kube({ events: [], certificates: [cert(90 * 24 * 60)] })))).toEqual([]);
+  });
+});

@@ -49,10 +49,13 @@ export const tlsCertificate: Analyzer = {
     const out: Finding[] = [];
     for (const cert of input.kube.certificates) {
       const daysLeft = (cert.notAfter.getTime() - onset) / DAY_MS;
-      if (daysLeft > SOON_DAYS) continue;
       const ingresses = input.kube.ingresses.filter((i) => cert.usedBy.includes(i.metadata?.name ?? '') && backendServices(i).some((s) => targetServices.has(s)));
       if (!ingresses.length) continue;
-      out.push(certFinding(input, cert, ingresses, daysLeft));
+      if (daysLeft <= SOON_DAYS) out.push(certFinding(input, cert, ingresses, daysLeft));
+      else {
+        const untrusted = untrustedIssuer(input, cert);
+        if (untrusted) out.push(untrustedFinding(input, cert, ingresses, untrusted));
+      }
     }
     return out;
   },
@@ -145,4 +148,112 @@ function managedBy(input: TriageInput, namespace: string, secret: string): { cer
     ...(ref?.name ? { issuer: ref.name, issuerKind: ref.kind ?? 'Issuer' } : {}),
     ...(ready && ready.status !== 'True' && ready.message ? { renewal: ready.message.slice(0, 200) } : {}),
   };
+}
+
+/** Test CAs no client trusts: Let's Encrypt staging ("(STAGING) …", the older "Fake LE"), Pebble. */
+const TEST_CA_DN = /\(STAGING\)|\bFake LE\b|\bPebble\b|\bstaging\b/i;
+const STAGING_ACME = /acme-staging|staging/i;
+/** A certificate issued this recently by a test CA is the change that broke the clients. */
+const REISSUED_MS = 24 * 3600_000;
+
+interface Untrusted {
+  why: string;
+  /** The cert-manager issuer it now comes from, when one writes the Secret. */
+  issuer?: string;
+  issuerKind?: string;
+  certificate?: string;
+  evidence: Evidence[];
+}
+
+/**
+ * A valid, unexpired certificate from a CA clients do not trust: its X.509 issuer is a test CA, or its
+ * cert-manager issuer is an ACME staging directory. The classic: an issuer annotation switched to
+ * letsencrypt-staging, cert-manager re-issues at once, every client fails verification.
+ */
+function untrustedIssuer(input: TriageInput, cert: TlsCertificate): Untrusted | undefined {
+  const m = managedBy(input, cert.namespace, cert.secret);
+  const custom = input.cluster?.snapshot.custom ?? {};
+  const issuerObj = m.issuer ? (custom[m.issuerKind === 'ClusterIssuer' ? 'ClusterIssuer' : 'Issuer'] ?? []).find((x) => x.metadata.name === m.issuer && (m.issuerKind === 'ClusterIssuer' || x.metadata.namespace === cert.namespace)) : undefined;
+  const server = String((issuerObj?.spec?.['acme'] as { server?: string } | undefined)?.server ?? '');
+  const byDn = TEST_CA_DN.test(cert.issuer);
+  const byServer = !!server && STAGING_ACME.test(server);
+  if (!byDn && !byServer) return undefined;
+  const evidence: Evidence[] = [
+    {
+      kind: 'object',
+      summary: `Secret ${cert.secret} tls.crt: issued by "${cert.issuer}" at ${fmtDate(cert.notBefore)} (valid until ${fmtDate(cert.notAfter)}), SANs ${cert.sans.join(', ') || 'none'}`,
+      citation: objectCitation('Secret', cert.namespace, cert.secret, 'data.tls.crt (public certificate, parsed)'),
+      observedAt: cert.notBefore,
+    },
+  ];
+  if (issuerObj && byServer) evidence.push({ kind: 'object', summary: `${issuerObj.kind} ${m.issuer}: ACME server ${server} (a staging directory: its certificates chain to a test root)`, citation: objectCitation(issuerObj.kind, issuerObj.kind === 'ClusterIssuer' ? undefined : issuerObj.metadata.namespace, m.issuer!, 'spec.acme.server') });
+  return {
+    why: byDn ? `its issuer "${cert.issuer}" is a test CA no client trusts` : `it comes from ${m.issuerKind ?? 'Issuer'} ${m.issuer}, an ACME staging directory whose root no client trusts`,
+    ...(m.issuer ? { issuer: m.issuer } : {}),
+    ...(m.issuerKind ? { issuerKind: m.issuerKind } : {}),
+    ...(m.certificate ? { certificate: m.certificate } : {}),
+    evidence,
+  };
+}
+
+function untrustedFinding(input: TriageInput, cert: TlsCertificate, ingresses: V1Ingress[], u: Untrusted): Finding {
+  const t = input.kube.target!;
+  const onset = input.onset.getTime();
+  const hosts = [...new Set(ingresses.flatMap((i) => hostsFor(i, cert.secret)))];
+  const recent = onset - cert.notBefore.getTime() <= REISSUED_MS && cert.notBefore.getTime() <= onset + 5 * 60_000;
+  // Who pointed it at that issuer: the Ingress annotation cert-manager's ingress-shim reads, written recently.
+  const switched = ingresses
+    .map((i) => ({ i, w: annotationWrite(i, ISSUER_ANNOTATIONS) }))
+    .find((x) => x.w && onset - x.w.at.getTime() <= REISSUED_MS);
+  const component: ComponentRef = u.certificate ? { kind: 'Certificate', namespace: cert.namespace, name: u.certificate } : { kind: 'Secret', namespace: cert.namespace, name: cert.secret };
+  const affected: ComponentRef[] = [
+    ...ingresses.map((i) => ({ kind: 'Ingress', namespace: cert.namespace, name: i.metadata?.name ?? '?' })),
+    { kind: 'Secret', namespace: cert.namespace, name: cert.secret },
+    { kind: t.kind, namespace: t.namespace, name: t.name },
+    ...input.kube.services.map(({ service }) => ({ kind: 'Service', namespace: t.namespace, name: service.metadata?.name ?? '?' })),
+  ];
+  const supporting: Evidence[] = [...u.evidence];
+  if (switched?.w) supporting.push({ kind: 'managed_fields', summary: `managedFields: \`${switched.w.manager}\` wrote Ingress ${switched.i.metadata?.name}'s issuer annotation at ${fmtDate(switched.w.at)}`, citation: objectCitation('Ingress', cert.namespace, switched.i.metadata?.name ?? '?', `metadata.managedFields[${switched.w.index}]`), observedAt: switched.w.at });
+  return {
+    key: `tls-certificate:${cert.namespace}/Secret/${cert.secret}/issuer`,
+    analyzer: 'tls-certificate',
+    family: 'tls-certificate',
+    status: recent || switched ? 'supported' : 'open',
+    confidence: recent || switched ? 0.88 : 0.5,
+    title: `TLS certificate in ${cert.secret} is from an untrusted issuer${u.issuer ? ` (${u.issuer})` : ''} (${hosts.join(', ')})`,
+    component,
+    mechanism:
+      `The certificate Ingress ${ingresses.map((i) => i.metadata?.name).join(', ')} serves for ${hosts.join(', ')} is valid but ${u.why}` +
+      (recent ? `; it was issued at ${fmtDate(cert.notBefore)}, ${humanDuration(onset - cert.notBefore.getTime())} before the alert` : '') +
+      (switched?.w ? `, after \`${switched.w.manager}\` set the Ingress's issuer annotation` : '') +
+      `. Clients fail verification ("certificate signed by unknown authority") before any request reaches ${t.name}. Point the Certificate back at the production issuer and let cert-manager re-issue.`,
+    scope: `every HTTPS client of ${hosts.join(', ')} (Ingress ${ingresses.map((i) => i.metadata?.name).join(', ')} → ${t.name})`,
+    affected,
+    facts: {
+      secretName: cert.secret,
+      ...(u.certificate ? { certificate: u.certificate } : {}),
+      issuer: u.issuer ?? cert.issuer,
+      ...(u.issuerKind ? { issuerKind: u.issuerKind } : {}),
+      issuerDN: cert.issuer,
+      notBefore: fmtDate(cert.notBefore),
+      hosts: hosts.join(','),
+      ingress: ingresses.map((i) => i.metadata?.name).join(','),
+      ...(switched?.w ? { manager: switched.w.manager, changedAt: switched.w.at.toISOString() } : {}),
+    },
+    supporting,
+    refuting: [],
+  };
+}
+
+const ISSUER_ANNOTATIONS = ['cert-manager.io/cluster-issuer', 'cert-manager.io/issuer'];
+
+/** The newest managedFields entry that wrote one of these annotations. */
+function annotationWrite(o: V1Ingress, keys: string[]): { manager: string; at: Date; index: number } | undefined {
+  const entries = (o.metadata?.managedFields ?? []).map((e, index) => ({ e, index }));
+  const hits = entries.filter(({ e }) => {
+    const ann = ((e.fieldsV1 as Record<string, Record<string, Record<string, unknown>>> | undefined)?.['f:metadata']?.['f:annotations'] ?? {}) as Record<string, unknown>;
+    return keys.some((k) => `f:${k}` in ann) && e.time;
+  });
+  const newest = hits.sort((a, b) => new Date(b.e.time!).getTime() - new Date(a.e.time!).getTime())[0];
+  return newest ? { manager: newest.e.manager ?? 'unknown', at: new Date(newest.e.time!), index: newest.index } : undefined;
 }
