@@ -35,6 +35,8 @@ export interface ReconcileContext {
 const CHANGE_BLAMING = new Set(['deploy-regression', 'config-change', 'helm-release', 'flag-flip']);
 const TIME_FACTS = ['changedAt', 'deployedAt', 'dependencyStart', 'symptomStart', 'since', 'conditionSince', 'limitedSince', 'startedAt'];
 const SKEW_MS = 2 * 60_000;
+/** Symptoms of load on a workload: a consequence when the origin sits on that same workload. */
+const LOAD_SYMPTOMS = new Set(['cpu-throttling', 'load-spike']);
 /** Trouble that began this long before the onset stays noise even on the origin's own pods (an old crash loop). */
 const NOISE_LONG_BEFORE_MS = 60 * 60_000;
 
@@ -106,6 +108,13 @@ export function reconcileFindings(findings: Finding[], ctx: ReconcileContext): F
   for (const p of placed) {
     if (p.f.status !== 'open' || !p.anchor || !timeOf(p.f)) continue;
     const cause = origins.find((o) => o !== p && explains(o, p, t) && timeOf(o.f) !== undefined);
+    if (cause) explainedBy.set(p, cause);
+  }
+  // Load on the origin's own workload (CPU throttling, a traffic rise) that is not sure of itself is
+  // what the origin leaves behind: fewer Ready pods carry the same traffic. Unless it plainly began first.
+  for (const p of placed) {
+    if ((p.f.status !== 'open' && p.f.status !== 'inconclusive') || !LOAD_SYMPTOMS.has(p.f.analyzer) || explainedBy.has(p)) continue;
+    const cause = origins.find((o) => o !== p && o.anchor === p.anchor && o.f.family !== p.f.family && !(timeOf(p.f) && timeOf(o.f) && timeOf(p.f)!.getTime() < timeOf(o.f)!.getTime() - SKEW_MS));
     if (cause) explainedBy.set(p, cause);
   }
   const originAnchors = new Set(origins.map((o) => o.anchor));
@@ -181,7 +190,9 @@ function anchorOf(f: Finding, t: Topology): string | undefined {
 function explains(cause: Placed, victim: Placed, t: Topology): boolean {
   const timeOk = () => {
     const a = timeOf(cause.f);
-    const b = timeOf(victim.f);
+    // The victim's side is when it started to hurt: a deploy 20 min old whose errors began 6 min ago is
+    // explained by a cause that changed in between.
+    const b = symptomTimeOf(victim.f) ?? timeOf(victim.f);
     return !a || !b || a.getTime() <= b.getTime() + SKEW_MS;
   };
   if (cause.anchor === victim.anchor) {
@@ -233,6 +244,12 @@ function wins(a: Placed, b: Placed): boolean {
 function deeperKind(cause: ComponentRef | undefined, victim: ComponentRef | undefined): boolean {
   if (!cause || !victim) return false;
   return !WORKLOAD_KINDS.has(cause.kind) && WORKLOAD_KINDS.has(victim.kind);
+}
+
+/** When a finding's symptoms began, when it says (`symptomStart`). */
+function symptomTimeOf(f: Finding): Date | undefined {
+  const v = f.facts?.['symptomStart'];
+  return typeof v === 'string' && /^\d{4}-\d\d-\d\dT/.test(v) ? new Date(v) : undefined;
 }
 
 function timeOf(f: Finding): Date | undefined {

@@ -130,6 +130,15 @@ describe('network-policy', () => {
     expect(f).toMatchObject({ status: 'supported', facts: { direction: 'ingress', blockedPeer: 'shop/storefront', port: 8080 } });
   });
 
+  it('names the peer the failing connections are about, not the first one a default-deny cuts', () => {
+    const k = kube([denyEgress(-3)]);
+    k.workload!.spec!.template.spec!.containers[0]!.env = [{ name: 'MQ_URL', value: 'amqp://mq.rabbitmq.svc:5672' }, { name: 'DB_HOST', value: 'postgres://billing-pg-rw.databases.svc:5432/billing' }];
+    const db: LogsEvidence = { summaries: [{ ...dnsTimeouts.summaries[0]!, newSinceOnset: [{ ...dnsTimeouts.summaries[0]!.newSinceOnset[0]!, template: 'acquire db conn: failed to connect: dial tcp 10.96.44.12:5432: i/o timeout', example: 'acquire db conn: failed to connect to (billing-pg-rw.databases.svc): dial tcp 10.96.44.12:5432: i/o timeout' }] }] };
+    const [f] = networkPolicy.analyze(input(k, db));
+    expect(f!.facts).toMatchObject({ blockedPeer: 'databases/billing-pg-rw', port: 5432 });
+    expect(f!.facts!['blockedPeers']).toContain('rabbitmq/mq:5672/TCP');
+  });
+
   it('also learns needed dependencies from failing log lines', () => {
     const noEnv = kube([denyEgress(-3)]);
     noEnv.workload!.spec!.template.spec!.containers[0]!.env = [];

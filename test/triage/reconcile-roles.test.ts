@@ -461,3 +461,28 @@ describe('reconcileFindings: what the origin cites as its evidence is not noise'
     expect(out.map((f) => f.key)).toEqual(['database-degraded:shop/Deployment/redis', 'noise:job:shop/report-1']);
   });
 });
+
+describe('reconcileFindings: a victim\'s deploy is judged by when it began to hurt', () => {
+  it('a deploy 20 min old whose errors began 6 min ago is explained by a cause that changed 14 min ago', () => {
+    const cause = finding('oom-killed', ref('Deployment', 'redis'), { facts: { changedAt: iso(-14) } });
+    const deploy = finding('deploy-regression', ref('Deployment', 'cart'), { facts: { deployedAt: iso(-20), symptomStart: iso(-6) } });
+    const out = reconcileFindings([cause, deploy], ctx(shop()));
+    expect(byKey(out, deploy.key)).toMatchObject({ status: 'ruled_out', role: 'victim' });
+    // Without a symptom time, the deploy's own time decides: it came first, so it is not explained.
+    const early = finding('deploy-regression', ref('Deployment', 'cart'), { key: 'early', facts: { deployedAt: iso(-20) } });
+    expect(byKey(reconcileFindings([cause, early], ctx(shop())), 'early').status).toBe('supported');
+  });
+});
+
+describe('reconcileFindings: load on the origin\'s own workload is its consequence', () => {
+  it('rules out an unsure CPU-throttling finding on the workload whose readiness probe is the origin', () => {
+    const probe = finding('failing-probe', ref('Deployment', 'cart'), { facts: { changedAt: iso(-24) } });
+    const throttled = finding('cpu-throttling', ref('Deployment', 'cart'), { status: 'inconclusive', confidence: 0.45 });
+    const out = reconcileFindings([probe, throttled], ctx(shop()));
+    expect(byKey(out, throttled.key)).toMatchObject({ status: 'ruled_out' });
+    expect(byKey(out, throttled.key).reason).toContain('a consequence, not the cause');
+    // Throttling that plainly began long before the origin stays as it was.
+    const older = finding('cpu-throttling', ref('Deployment', 'cart'), { key: 'older', status: 'inconclusive', confidence: 0.45, facts: { since: iso(-300) } });
+    expect(byKey(reconcileFindings([probe, older], ctx(shop())), 'older').status).toBe('inconclusive');
+  });
+});

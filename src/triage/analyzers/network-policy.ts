@@ -267,7 +267,14 @@ export const networkPolicy: Analyzer = {
         }
         continue;
       }
-      const first = blocked[0]!.peer;
+      // The blocked peer the failing lines are about (its port or its name in them) leads: a default-deny
+      // cuts every peer, the logs say which one the failures are.
+      // Lookups failing mean DNS leads; otherwise the peer whose port the failing connections name.
+      const lineText = (l: Evidence) => `${l.summary} ${String((l.detail as { example?: string } | undefined)?.example ?? '')}`;
+      const lookupsFail = logs.some((l) => /lookup |:53\b|no such host|name resolution/i.test(lineText(l)));
+      const dialled = (peer: NeededPeer) => logs.some((l) => new RegExp(`:${peer.port}\\b`).test(lineText(l)) || lineText(l).includes(`${peer.label.split('/').pop()}.`));
+      const lead = blocked.find((b) => b.peer === DNS && lookupsFail) ?? blocked.find((b) => b.peer !== DNS && dialled(b.peer)) ?? blocked[0]!;
+      const first = lead.peer;
       const peers = blocked.map((b) => `${b.peer.label}:${b.peer.port}/${b.peer.protocol}`);
       const facts = {
         policy: name,

@@ -20,6 +20,8 @@ export interface LogHit {
   template: string;
   example: string;
   count: number;
+  /** The line's level, when the miner read one. */
+  level?: string;
   first?: Date;
   last?: Date;
   citation: Citation;
@@ -42,6 +44,7 @@ export function logHits(inputs: TriageInput[], re: RegExp): LogHit[] {
           template: p.template,
           example: p.example,
           count: p.count,
+          ...(p.level ? { level: p.level } : {}),
           ...(p.first ? { first: p.first } : {}),
           ...(p.last ? { last: p.last } : {}),
           citation: { source: 'kubernetes', ref: `api/v1/namespaces/${t.namespace}/pods/${c.pod}/log?container=${c.container}${c.previous ? '&previous=true' : ''}` },
@@ -53,7 +56,7 @@ export function logHits(inputs: TriageInput[], re: RegExp): LogHit[] {
       for (const p of [...s.errorPatterns, ...s.patterns]) {
         if (!re.test(p.template) && !re.test(p.example)) continue;
         if (out.some((h) => h.workload.name === t.name && h.template === p.template)) continue;
-        out.push({ workload, template: p.template, example: p.example, count: p.count, ...(p.first ? { first: p.first } : {}), ...(p.last ? { last: p.last } : {}), citation: s.citation });
+        out.push({ workload, template: p.template, example: p.example, count: p.count, ...(p.level ? { level: p.level } : {}), ...(p.first ? { first: p.first } : {}), ...(p.last ? { last: p.last } : {}), citation: s.citation });
       }
     }
   }

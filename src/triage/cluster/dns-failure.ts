@@ -32,6 +32,9 @@ const RECENT_MS = 3 * 3600_000;
 /** Words the lookup pattern catches in prose that are not host names. */
 const NOT_NAMES = new Set(['error', 'errors', 'failed', 'failure', 'timeout', 'for', 'of', 'the', 'with', 'on', 'record', 'is', 'name', 'host', 'failed.', 'resolving', 'resolve', 'lookup', 'address', 'server', 'dns']);
 
+/** The cluster DNS server's workloads. */
+const DNS_SERVER_NAME = /^(coredns|kube-dns|node-local-dns|nodelocaldns)$/;
+
 export const dnsFailure: ClusterAnalyzer = {
   name: 'dns-failure',
   analyze(input: ClusterTriageInput): Finding[] {
@@ -125,18 +128,22 @@ export const dnsFailure: ClusterAnalyzer = {
     }
     const confined = nodeConfined(input, hits, corednsRef);
     if (confined) return [confined];
-    // Cluster-wide: several workloads (or several names) fail to resolve.
-    if (byWorkload.size < 2 && names.size < 2) return [];
     const coreCms = s.configMaps.filter((c) => c.metadata.namespace === 'kube-system' && /coredns|kube-dns/.test(c.metadata.name ?? ''));
     const from = first ?? input.onset;
     const edit = coreCms
       .flatMap((c) => objectChanges('ConfigMap', c.metadata).map((ch) => ({ c, ch })))
       .filter(({ ch }) => ch.at.getTime() <= from.getTime() + 120_000 && from.getTime() - ch.at.getTime() <= 6 * 3600_000)
       .sort((a, b) => b.ch.at.getTime() - a.ch.at.getTime())[0];
+    // One name (one zone) failing is still the Corefile's doing when the edit came right before it and
+    // CoreDNS itself logs its upstream failing for that name: a stub zone or forward to a dead resolver.
+    const serverSide = edit ? logHits(input.inputs, /plugin\/errors|i\/o timeout|SERVFAIL/i).filter((h) => DNS_SERVER_NAME.test(h.workload.name) && [...names].some((n) => h.example.includes(n))) : [];
+    // Cluster-wide: several workloads (or several names) fail to resolve.
+    if (byWorkload.size < 2 && names.size < 2 && !serverSide.length) return [];
     const servfail = input.metrics.find((m) => m.id === 'coredns_errors' && m.status === 'success');
     const servfailEv = servfail ? metricEvidence(servfail)[0] : undefined;
     const affected = [...byWorkload.keys()].map((id) => input.inputs.find((i) => i.kube.target && nodeId(i.kube.target) === id)!.kube.target!).map((t) => ({ kind: t.kind, namespace: t.namespace, name: t.name }));
     const supporting: Evidence[] = [...byWorkload.values()].map((hs) => logEvidence(hs[0]!, 'resolution fails')).slice(0, 4);
+    if (serverSide[0]) supporting.push(logEvidence(serverSide[0], 'CoreDNS cannot get an answer for it upstream'));
     if (servfailEv) supporting.push(servfailEv);
     if (edit) {
       const name = edit.c.metadata.name ?? 'coredns';
@@ -148,7 +155,7 @@ export const dnsFailure: ClusterAnalyzer = {
           family: 'dns-failure',
           status: 'supported',
           confidence: 0.9,
-          title: `CoreDNS config ${name} edited by ${edit.ch.actor} ${humanDuration(input.onset.getTime() - edit.ch.at.getTime())} before the alert; lookups fail cluster-wide`,
+          title: `CoreDNS config ${name} edited by ${edit.ch.actor} ${humanDuration(input.onset.getTime() - edit.ch.at.getTime())} before the alert; ${byWorkload.size < 2 && names.size < 2 ? `lookups of ${[...names][0] ?? 'one name'} fail` : 'lookups fail cluster-wide'}`,
           component: { kind: 'ConfigMap', namespace: 'kube-system', name },
           mechanism: `ConfigMap kube-system/${name} (the CoreDNS Corefile) was changed by ${edit.ch.actor} at ${clockTime(edit.ch.at)}; from ${clockTime(from)} ${affected.length} workload(s) fail to resolve names${failingLookup ? ` (e.g. ${failingLookup})` : ''}${servfail ? ', and CoreDNS answers SERVFAIL' : ''}.`,
           scope: `every pod that resolves through the cluster DNS; seen failing: ${affected.map((a) => a.name).join(', ')}`,

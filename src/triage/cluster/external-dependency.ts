@@ -20,8 +20,9 @@ const FAILURE = /timeout|timed out|deadline exceeded|connection reset|reset by p
 const DNS_SERVER = /^(coredns|kube-dns|node-local-dns|nodelocaldns)$/;
 /** A query to a resolver (`read udp …->10.40.0.10:53: i/o timeout`, CoreDNS `plugin/errors`). */
 const DNS_QUERY = /:53: (i\/o timeout|read: connection refused)|plugin\/errors/i;
-const DNS = /dial tcp: lookup |lookup \S+ on \S+:53|no such host|NXDOMAIN|Name or service not known|EAI_AGAIN|ENOTFOUND|UnknownHostException|name resolution|server misbehaving/i;
+const DNS = /dial tcp: lookup |lookup \S+ on \S+:53|\blookup \S+: (i\/o timeout|server misbehaving|no such host)|no such host|NXDOMAIN|Name or service not known|EAI_AGAIN|ENOTFOUND|UnknownHostException|name resolution|server misbehaving/i;
 const WINDOW_MS = 90 * 60_000;
+const QUIET = /^(info|debug|trace)$/;
 /** A host's throttle, answered: 429s, "too many requests", rate-limit retries. */
 const RATE_LIMITED = /\b429\b|too many requests|rate.?limit(ed)?\b/i;
 
@@ -41,7 +42,8 @@ export const externalDependency: ClusterAnalyzer = {
     for (const [host, node] of t.externalHosts) if (!host.startsWith('*')) external.set(host, { host, node });
     if (!external.size) return [];
     // DNS trouble is dns-failure's: resolver errors, and the cluster DNS server's own upstream timeouts.
-    const hits = logHits(input.inputs, FAILURE).filter((h) => !DNS.test(h.example) && !DNS.test(h.template) && !DNS_SERVER.test(h.workload.name) && !DNS_QUERY.test(h.example));
+    // Lines at info or debug level name settings ("dial_timeout") more often than failures.
+    const hits = logHits(input.inputs, FAILURE).filter((h) => !QUIET.test(h.level ?? '') && !DNS.test(h.example) && !DNS.test(h.template) && !DNS_SERVER.test(h.workload.name) && !DNS_QUERY.test(h.example));
     const byHost = new Map<string, LogHit[]>();
     // Failures naming the host that began long before the onset: a standing condition (a rate-limited
     // feed, a flaky partner API), the look-alike a responder asks about.

@@ -41,4 +41,12 @@ describe('external-dependency look-alikes', () => {
     const [f] = externalDependency.analyze(world([{ template: 'Get "https://api.fxfeed.example/v3/rates": context deadline exceeded', first: ago(6), level: 'error' }]));
     expect(f).toMatchObject({ status: 'supported', component: { name: 'api.fxfeed.example' } });
   });
+
+  it('does not read a setting in an info line as a failure, nor a lookup that timed out as the host\'s', () => {
+    const out = externalDependency.analyze(world([
+      { template: '{"level":"info","msg":"payments-api starting","fraud_url":"https://api.fxfeed.example/v2","fraud_dial_timeout":"2s"}', first: ago(20), level: 'info' },
+      { template: '{"level":"warn","msg":"health check failed","err":"lookup api.fxfeed.example: i/o timeout"}', first: ago(6) },
+    ]));
+    expect(out.filter((f) => f.status === 'supported')).toEqual([]);
+  });
 });
