@@ -23,6 +23,9 @@ const DNS_QUERY = /:53: (i\/o timeout|read: connection refused)|plugin\/errors/i
 const DNS = /dial tcp: lookup |lookup \S+ on \S+:53|\blookup \S+: (i\/o timeout|server misbehaving|no such host)|no such host|NXDOMAIN|Name or service not known|EAI_AGAIN|ENOTFOUND|UnknownHostException|name resolution|server misbehaving/i;
 const WINDOW_MS = 90 * 60_000;
 const QUIET = /^(info|debug|trace)$/;
+/** `key=value` / `"key":"value"` pairs whose key names a timeout or a retry setting. */
+const SETTING = /"?\w*(timeout|deadline|retry|retries)\w*"?\s*[:=]\s*"?[\w.]+"?/gi;
+const withoutSettings = (line: string) => line.replace(SETTING, '');
 /** A host's throttle, answered: 429s, "too many requests", rate-limit retries. */
 const RATE_LIMITED = /\b429\b|too many requests|rate.?limit(ed)?\b/i;
 
@@ -42,15 +45,23 @@ export const externalDependency: ClusterAnalyzer = {
     for (const [host, node] of t.externalHosts) if (!host.startsWith('*')) external.set(host, { host, node });
     if (!external.size) return [];
     // DNS trouble is dns-failure's: resolver errors, and the cluster DNS server's own upstream timeouts.
-    // Lines at info or debug level name settings ("dial_timeout") more often than failures.
-    const hits = logHits(input.inputs, FAILURE).filter((h) => !QUIET.test(h.level ?? '') && !DNS.test(h.example) && !DNS.test(h.template) && !DNS_SERVER.test(h.workload.name) && !DNS_QUERY.test(h.example));
+    // A setting logged at start ("fraud_dial_timeout":"2s") is not a failure: an info or debug line counts
+    // only when it still reads as one without its key=value settings (an access log's 503 does).
+    const hits = logHits(input.inputs, FAILURE).filter((h) => (!QUIET.test(h.level ?? '') || FAILURE.test(withoutSettings(h.example))) && !DNS.test(h.example) && !DNS.test(h.template) && !DNS_SERVER.test(h.workload.name) && !DNS_QUERY.test(h.example));
     const byHost = new Map<string, LogHit[]>();
     // Failures naming the host that began long before the onset: a standing condition (a rate-limited
     // feed, a flaky partner API), the look-alike a responder asks about.
     const standing = new Map<string, LogHit[]>();
+    // A failure line that names no host ("payment authorization failed: upstream request timeout") is the
+    // one outside host its workload calls, when it calls exactly one.
+    const soleExternal = (w: ComponentRef): string | undefined => {
+      const hosts = t.outgoing(nodeId(w)).map((e) => refOfId(e.to)).filter((r) => r.kind === 'ExternalService').map((r) => r.name);
+      return hosts.length === 1 ? hosts[0] : undefined;
+    };
     for (const h of hits) {
       const text = `${h.example} ${h.template}`.toLowerCase();
-      const host = [...external.keys()].filter((x) => text.includes(x)).sort((a, b) => b.length - a.length)[0];
+      const named = [...external.keys()].filter((x) => text.includes(x)).sort((a, b) => b.length - a.length)[0];
+      const host = named ?? (/upstream|provider|gateway|external|third.party|remote/i.test(text) ? soleExternal(h.workload) : undefined);
       if (!host) continue;
       if (h.first && h.first.getTime() < input.onset.getTime() - WINDOW_MS) standing.set(host, [...(standing.get(host) ?? []), h]);
       if (h.first && (h.first.getTime() < input.onset.getTime() - WINDOW_MS || h.first.getTime() > input.onset.getTime() + 10 * 60_000)) continue;

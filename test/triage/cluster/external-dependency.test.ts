@@ -49,4 +49,12 @@ describe('external-dependency look-alikes', () => {
     ]));
     expect(out.filter((f) => f.status === 'supported')).toEqual([]);
   });
+
+  it('gives a failure that names no host to the one outside host its workload calls', () => {
+    const [f] = externalDependency.analyze(world([
+      { template: '{"level":"error","msg":"payment authorization failed","provider_status":504,"error":"upstream request timeout"}', first: ago(5), level: 'error' },
+      { template: '{"level":"info","msg":"client ready","base_url":"https://api.fxfeed.example","timeout":"10s"}', first: ago(300), level: 'info' },
+    ]));
+    expect(f).toMatchObject({ status: 'supported', component: { name: 'api.fxfeed.example' } });
+  });
 });
