@@ -26,6 +26,10 @@ async function main(): Promise<void> {
     }
     throw err;
   }
+  if (config.role === 'executor') {
+    console.error('VIGIL_ROLE=executor: run `vigil executor` (npm run vigil -- executor) for the executor; `vigil start` runs the investigator or the single process.');
+    process.exit(2);
+  }
   const redactor = createRedactor();
   const log = createLogger(config.logLevel, redactor);
   const probes = new Probes();

@@ -12,6 +12,7 @@ import { startAuditAnchorer } from './audit/anchor.js';
 import { createProvider } from './agent/providers/index.js';
 import { ApprovalService, SlackUserGroups } from './approvals/index.js';
 import { registerApprovalListeners } from './slack/approval-listeners.js';
+import { SINGLE_PROCESS_MODE, splitModeLabel } from './approvals/mode.js';
 import { countingFetch } from './slack/api-metrics.js';
 import { registerHypothesisListeners } from './slack/hypothesis-listeners.js';
 import type { ModelProvider } from './agent/types.js';
@@ -114,7 +115,7 @@ function evidenceSources(config: Config, db: Database, redactor: Redactor, clock
 }
 
 /** The writers outside Kubernetes, each with its own writer token (config refuses one equal to the reader's). */
-function externalProviders(config: Config): ExternalProviders {
+export function externalProviders(config: Config): ExternalProviders {
   return {
     ...(config.flags ? { flags: new LaunchDarklyFlags(config.flags) } : {}),
     ...(config.githubWriteToken
@@ -261,6 +262,8 @@ export async function startVigil(config: Config, log: Logger, o: VigilOverrides 
       : undefined,
   );
   // Writes exist only with a policy file: read-only by default means no approval cards at all.
+  // Split mode's investigator proposes only: no executor credential, and the executor process owns the cards.
+  const investigator = config.role === 'investigator';
   const approvals =
     config.policyFile && sources.kubeConfig
       ? new ApprovalService({
@@ -268,7 +271,9 @@ export async function startVigil(config: Config, log: Logger, o: VigilOverrides 
           chat,
           userGroups: new SlackUserGroups(app.client),
           reader: new TargetReader(sources.kubeConfig),
-          executor: { mode: config.executor.mode, base: sources.kubeConfig, serviceAccount: config.executor.serviceAccount },
+          executor: investigator ? { mode: 'none' } : { mode: config.executor.mode, base: sources.kubeConfig, serviceAccount: config.executor.serviceAccount },
+          role: investigator ? 'investigator' : 'single',
+          settings: { mode: investigator ? splitModeLabel(serviceAccountUser(config.executor.serviceAccount)) : SINGLE_PROCESS_MODE },
           policy,
           ...(sources.catalog ? { catalog: sources.catalog } : {}),
           providers: externalProviders(config),
@@ -343,7 +348,8 @@ export async function startVigil(config: Config, log: Logger, o: VigilOverrides 
       ? () => (server.listening ? { ok: true } : { ok: false, error: 'HTTP receiver not listening' })
       : () => (socketUp ? { ok: true } : { ok: false, error: 'Socket Mode connection to Slack not up' }),
   );
-  log.info({ mode: config.slack.mode, port, channels: config.slack.alertChannels, database: db.provider }, 'Vigil is listening');
+  log.info({ mode: config.slack.mode, port, channels: config.slack.alertChannels, database: db.provider, role: config.role }, 'Vigil is listening');
+  if (investigator) log.info({ executor: serviceAccountUser(config.executor.serviceAccount) }, 'split mode: this is the investigator; proposals are handed to `vigil executor`, which posts the cards and writes');
   await runner.resumePending();
   runner.startSweeping();
   await approvals?.resumeInterrupted();
@@ -420,4 +426,9 @@ function countMalformed(chat: SlackChat, metrics: VigilMetrics): void {
 /** vigil_slack_rate_limited_total: the WebClient's own `rate_limited` event (a 429 from Slack). */
 function countRateLimits(client: WebClient, metrics: VigilMetrics): void {
   client.on(WebClientEvent.RATE_LIMITED, (_retrySec: number, { url }: { url?: string }) => metrics.slackRateLimited.inc({ method: url ?? 'unknown' }));
+}
+
+/** `system:serviceaccount:<namespace>:<name>`: how the API server (and the card) names a ServiceAccount. */
+export function serviceAccountUser(sa: { namespace: string; name: string }): string {
+  return `system:serviceaccount:${sa.namespace}:${sa.name}`;
 }

@@ -8,6 +8,9 @@
  *   `userextras/approved-by`, `userextras/incident`).
  * - `token`: a TokenRequest for the executor SA (`expirationSeconds: 600`, the API's minimum), used for
  *   this execution only and never stored or logged (RBAC: `create serviceaccounts/token` on that SA).
+ * - `own` (split mode, `vigil executor`): the executor process's own credential IS the executor SA (its pod's
+ *   ServiceAccount token, or VIGIL_EXECUTOR_KUBECONFIG), checked once at start with a SelfSubjectReview;
+ *   the investigator holds no way at all to become it.
  * Every write carries `fieldManager: vigil` and the `vigil.dev/change` annotation (stamp.ts).
  */
 import * as k8s from '@kubernetes/client-node';
@@ -32,12 +35,16 @@ export interface ServiceAccountRef {
  */
 export type ExecutorCredentials =
   | { mode: 'impersonate'; base: k8s.KubeConfig; serviceAccount?: ServiceAccountRef }
-  | { mode: 'token'; base: k8s.KubeConfig; serviceAccount?: ServiceAccountRef; now?: () => Date };
+  | { mode: 'token'; base: k8s.KubeConfig; serviceAccount?: ServiceAccountRef; now?: () => Date }
+  /** Split mode, in the executor process: a KubeConfig `ownExecutorKubeConfig` verified as the executor SA. */
+  | { mode: 'own'; kubeConfig: ExecutorKubeConfig; serviceAccount?: ServiceAccountRef }
+  /** Split mode, in the investigator: no way to write or dry-run at all (the executor plans and writes). */
+  | { mode: 'none' };
 
 /** Who performed a write, as the API server sees it; printed in the thread. */
 export interface ExecutorIdentityInfo {
-  /** `api-token`: a provider's own writer token (flag tool, GitHub), never the reader's. */
-  mode: 'impersonate' | 'token' | 'api-token';
+  /** `api-token`: a provider's own writer token (flag tool, GitHub), never the reader's; `own`: the executor process's own SA credential (split mode). */
+  mode: 'impersonate' | 'token' | 'own' | 'api-token';
   /** The user name the API server authorised, e.g. `system:serviceaccount:vigil:vigil-executor`. */
   user: string;
   /** Token mode: when the minted token stops working. */
@@ -71,6 +78,8 @@ export type ExecutorKubeConfig = k8s.KubeConfig & { readonly __executor: unique 
 const saUser = (sa: ServiceAccountRef): string => `system:serviceaccount:${sa.namespace}:${sa.name}`;
 /** KubeConfigs this module built from a minted token (a module-private record, not a property anyone can set). */
 const minted = new WeakMap<k8s.KubeConfig, string>();
+/** KubeConfigs whose own credential the API server named as the executor SA (ownExecutorKubeConfig). */
+const own = new WeakMap<k8s.KubeConfig, string>();
 
 /**
  * Runtime guard: refuse any KubeConfig that does not act as the executor SA — e.g. the reader's.
@@ -80,6 +89,7 @@ export function assertExecutorKubeConfig(kc: k8s.KubeConfig, serviceAccount: Ser
   const want = saUser(serviceAccount);
   const user = kc.getCurrentUser();
   if (minted.get(kc) === want) return;
+  if (own.get(kc) === want) return;
   if (user?.impersonateUser === want) return;
   throw new ExecutorIdentityError(
     `refusing to write with KubeConfig user "${user?.name ?? '?'}": it is neither impersonating ${want} nor a token minted for it (reader credentials never write)`,
@@ -142,6 +152,36 @@ export async function mintExecutorToken(
   minted.set(kc, saUser(serviceAccount));
   assertExecutorKubeConfig(kc, serviceAccount);
   return { kc, expiresAt };
+}
+
+/**
+ * Split mode: the executor process's own KubeConfig, accepted as the executor only once the API server says
+ * so (SelfSubjectReview: who am I). A reader's kubeconfig given by mistake is refused before anything runs,
+ * and so is one that impersonates (the executor process never impersonates).
+ */
+export async function ownExecutorKubeConfig(kc: k8s.KubeConfig, serviceAccount: ServiceAccountRef = DEFAULT_EXECUTOR_SA): Promise<ExecutorKubeConfig> {
+  const want = saUser(serviceAccount);
+  if (kc.getCurrentUser()?.impersonateUser) throw new ExecutorIdentityError('the executor kubeconfig impersonates someone: the executor writes with its own credential only');
+  const user = await whoAmI(kc);
+  if (user !== want) throw new ExecutorIdentityError(`the executor's Kubernetes credential is "${user}", not ${want}: give \`vigil executor\` the executor ServiceAccount's own token (VIGIL_EXECUTOR_KUBECONFIG or in-cluster)`);
+  own.set(kc, want);
+  assertExecutorKubeConfig(kc, serviceAccount);
+  return kc;
+}
+
+/** The user name the API server authenticates this KubeConfig as (authentication.k8s.io/v1 SelfSubjectReview). */
+export async function whoAmI(kc: k8s.KubeConfig): Promise<string> {
+  const api = makeTimedApiClient(kc, k8s.AuthenticationV1Api, DEFAULT_KUBE_TIMEOUT_MS);
+  try {
+    const review = await api.createSelfSubjectReview({ body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' } });
+    const name = review.status?.userInfo?.username;
+    if (!name) throw new ExecutorIdentityError('the SelfSubjectReview answer names no user');
+    return name;
+  } catch (err) {
+    if (err instanceof ExecutorIdentityError) throw err;
+    const detail = err instanceof k8s.ApiException ? `HTTP ${err.code}` : err instanceof Error ? err.message.split('\n')[0] : String(err);
+    throw new ExecutorIdentityError(`could not ask the API server who the executor credential is: ${detail}`);
+  }
 }
 
 /** The User-Agent of executor requests: `vigil-executor (incident=<id>; approved-by=<Slack user id>)`; ids are [A-Za-z0-9_-]. */
@@ -229,7 +269,12 @@ class KubeExecutor implements ApprovedExecutor {
 }
 
 async function open(credentials: ExecutorCredentials, incidentId: string, approval: Approval | undefined): Promise<KubeExecutor> {
+  if (credentials.mode === 'none') throw new ExecutorIdentityError('split mode: this process is the investigator and holds no write credential; the executor process plans and writes');
   const sa = credentials.serviceAccount ?? DEFAULT_EXECUTOR_SA;
+  if (credentials.mode === 'own') {
+    assertExecutorKubeConfig(credentials.kubeConfig, sa);
+    return new KubeExecutor(credentials.kubeConfig, { mode: 'own', user: saUser(sa) }, incidentId, approval);
+  }
   if (credentials.mode === 'impersonate') {
     const kc = impersonateExecutor(credentials.base, sa);
     return new KubeExecutor(kc, { mode: 'impersonate', user: saUser(sa) }, incidentId, approval);
@@ -259,6 +304,6 @@ export function executorFromKubeConfig(
   serviceAccount: ServiceAccountRef = DEFAULT_EXECUTOR_SA,
 ): DryRunExecutor | ApprovedExecutor {
   assertExecutorKubeConfig(kc, serviceAccount);
-  const mode = minted.has(kc) ? 'token' : 'impersonate';
+  const mode = minted.has(kc) ? 'token' : own.has(kc) ? 'own' : 'impersonate';
   return new KubeExecutor(kc, { mode, user: saUser(serviceAccount) }, incidentId, approval);
 }

@@ -23,6 +23,8 @@ export {
   mintExecutorToken,
   openApprovedExecutor,
   openDryRunExecutor,
+  ownExecutorKubeConfig,
+  whoAmI,
   type ApprovedExecutor,
   type DryRunExecutor,
   type ExecutorCredentials,

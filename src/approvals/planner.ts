@@ -46,7 +46,8 @@ export async function planProposal(
 ): Promise<PlanOutcome> {
   let executor: DryRunExecutor | undefined;
   try {
-    executor = await openDryRunExecutor(deps.executor, incidentId);
+    // Split mode's investigator has no executor at all: the dry run is the executor process's to make.
+    if (deps.executor.mode !== 'none') executor = await openDryRunExecutor(deps.executor, incidentId);
   } catch (err) {
     // Without the executor the dry run is skipped and the plan is not executable: the card says so.
     deps.log.warn({ err: String(err), incidentId }, 'could not open the executor identity for the dry run');
@@ -79,6 +80,14 @@ export async function planProposal(
 export function storablePlan(plan: Plan, diagnosis: DiagnosisSnapshot | undefined, redactor: Redactor): StoredPlan {
   const { writes: _writes, ...rest } = plan;
   return redactor.redactValue({ ...rest, ...(diagnosis ? { diagnosis } : {}) });
+}
+
+/**
+ * Split mode's investigator plans without the executor: nothing failed, only the access checks and the
+ * server-side dry run are left for the executor process, which plans again as itself before any card.
+ */
+export function awaitsExecutor(plan: Plan): boolean {
+  return plan.dryRun.status === 'skipped' && plan.preChecks.every((c) => c.status !== 'fail') && plan.writes.length > 0;
 }
 
 /** Why a plan cannot run, for the card and the thread. */

@@ -9,7 +9,7 @@
  */
 import type { Logger } from 'pino';
 import type { ExecutorCredentials, ExternalProviders, MetricProbe, Plan, TargetReader } from '../actions/index.js';
-import { sealedWrite, setApprovalCard, touchApproval, updateApproval, type SealedWriter } from '../audit/records.js';
+import { sealedWrite, setApprovalCard, setHandoff, touchApproval, updateApproval, type SealedWriter } from '../audit/records.js';
 import { recordAudit } from '../incidents/audit.js';
 import { chatErrorCode, type ChatPort } from '../incidents/chat.js';
 import type { Clock } from '../incidents/clock.js';
@@ -23,7 +23,8 @@ import type { AwaitingApproval } from '../slack/blocks/models.js';
 import { isUniqueViolation, type Db } from '../store/db.js';
 import type { MitigationProposal } from '../triage/types.js';
 import { ApprovalExecution, INTERRUPTED_AFTER_MS, INTERRUPTED_REASON } from './execution.js';
-import { notExecutableReason, planProposal, storablePlan } from './planner.js';
+import { INVESTIGATOR_REFUSES_CLICKS, type VigilRole } from './mode.js';
+import { awaitsExecutor, notExecutableReason, planProposal, storablePlan } from './planner.js';
 import { incidentScope, plannedProposal, preliminaryProposal, proposedTarget } from './policy-input.js';
 import { executionsOn, GLOBAL_SCOPE, isModelKey, LIVE_STATUSES, mutationsOf, readApproval, setStop, stopsFor, transition } from './store.js';
 import type { ApprovalStatus, ClickInput, ClickResult, ProposalSource, ProposeResult, StopResult, StopScope } from './types.js';
@@ -37,6 +38,8 @@ export interface ApprovalSettings {
   pingApprovers?: boolean;
   /** Pauses before trying again a card Slack would not post or edit (default 2 s, 10 s, 60 s). */
   cardRetryMs?: number[];
+  /** The deployment mode, named on every card (src/approvals/mode.ts). */
+  mode?: string;
 }
 
 export interface ApprovalDeps {
@@ -56,6 +59,8 @@ export interface ApprovalDeps {
   redactor: Redactor;
   log: Logger;
   settings?: ApprovalSettings;
+  /** `single` (default): propose, post, receive clicks and write. Split mode: `investigator` proposes only; `executor` does the rest. */
+  role?: VigilRole;
 }
 
 const STOP_CANCELLED = 'cancelled: Vigil was stopped by';
@@ -82,12 +87,23 @@ export class ApprovalService {
   /** Called after any request's card changed (App Home shows pending approvals; the board shows the leading fix's state). */
   onChanged: ((incidentId: string) => void) | undefined;
 
+  private readonly role: VigilRole;
+
   constructor(private readonly deps: ApprovalDeps) {
+    this.role = deps.role ?? 'single';
+    // The investigator must not even hold a way to write: refused here, not only by RBAC.
+    if (this.role === 'investigator' && deps.executor.mode !== 'none') throw new Error('split mode: the investigator must be given no executor credential');
     this.execution = new ApprovalExecution(deps, {
       refreshCard: (id) => this.refreshCard(id),
       propose: (incidentId, source, opts) => this.propose(incidentId, source, opts),
       unbacked: (row) => this.unbacked(row),
     });
+  }
+
+  /** Runs an approved request; never in split mode's investigator, which has nothing to write with. */
+  private runApproved(id: string, approval: { userId: string; userName?: string; at: Date }): Promise<void> {
+    if (this.role === 'investigator') return Promise.resolve();
+    return this.execution.run(id, approval);
   }
 
   /** Resolves when no execution or verification started by a click is running (tests, shutdown). */
@@ -176,30 +192,8 @@ export class ApprovalService {
 
     const requestedBy = opts.requestedBy ?? 'vigil';
     const now = clock.now();
-    const scope = incidentScope(incident, this.deps.catalog);
-    const owner = (incident.service ? this.deps.catalog?.find(incident.namespace ?? undefined, incident.service)?.owner : undefined) ?? readContext(incident.investigations[0]?.context ?? '{}').owner;
-    const base = { incidentScope: scope, ...(owner ? { serviceOwner: owner } : {}), stopped: stops, now };
-    const input = { proposal: m, incidentId, requestedBy, ...(source.component ? { diagnosedService: source.component.name } : {}) };
     const diagnosis = { ...(source.component ? { component: source.component } : {}), ...(source.facts ? { facts: source.facts } : {}) };
-
-    let decision: PolicyDecision = evaluateProposal(policy, preliminaryProposal(input), { ...base, history: [], incidentMutations: 0 });
-    let planJson: string | null = null;
-    let risk: number | null = null;
-    let refusedBecause: string | undefined = decision.kind === 'deny' ? decision.reason : undefined;
-    if (decision.kind !== 'deny' || !BEFORE_PLANNING.has(decision.code)) {
-      const history = await executionsOn(db, written, now, source.component?.name);
-      const planned = await planProposal(this.planner(), incidentId, m, diagnosis, history.risk);
-      if (planned.kind === 'invalid') {
-        decision = { kind: 'deny', code: 'invalid_proposal', reason: `refused: ${planned.reason}` };
-        refusedBecause = decision.reason;
-      } else {
-        const plan = isModelKey(source.key) ? unquoted(planned.plan, m.command) : planned.plan;
-        planJson = JSON.stringify(storablePlan(plan, diagnosis, redactor));
-        risk = plan.risk.score;
-        decision = evaluateProposal(policy, plannedProposal(input, plan), { ...base, history: history.policy, incidentMutations: await mutationsOf(db, incidentId) });
-        refusedBecause = decision.kind === 'deny' ? decision.reason : plan.executable ? undefined : notExecutableReason(plan);
-      }
-    }
+    const { decision, planJson, risk, refusedBecause } = await this.decide(incident, { key: source.key, proposal: m, diagnosis, requestedBy }, stops, now);
 
     if (refusedBecause && opts.dropIfRefused) {
       await recordAudit(db, { incidentId, actor: 'vigil', kind: 'approval.model_fix_dropped', data: { hypothesisKey: source.key, action: m.action, target: change, reason: redactor.redactText(refusedBecause) }, at: now });
@@ -220,6 +214,8 @@ export class ApprovalService {
           decision: JSON.stringify(decision),
           status,
           statusReason: refusedBecause ? redactor.redactText(refusedBecause) : null,
+          // Split mode: the executor process plans it again as itself and posts the card (a refusal card too).
+          ...(this.role === 'investigator' ? { handoff: status === 'pending' ? 'plan' : 'card', handoffAt: now } : {}),
           requestedBy,
           parentId: opts.parentId ?? null,
           channelId: incident.channelId,
@@ -248,9 +244,88 @@ export class ApprovalService {
     return status === 'refused' ? { kind: 'refused', requestId: id, reason: refusedBecause! } : { kind: 'proposed', requestId: id };
   }
 
+  /**
+   * Plans the proposal and asks the policy: the refusals found before planning first (nothing is read or
+   * dry-run for them), then the plan, the dry run as the executor (none in split mode's investigator: the
+   * executor plans again as itself, `adopt`) and the policy on the planned change.
+   */
+  private async decide(
+    incident: { id: string; service: string | null; namespace: string | null; investigations: { context: string }[] } & Parameters<typeof incidentScope>[0],
+    p: { key: string; proposal: MitigationProposal; diagnosis: { component?: ProposalSource['component']; facts?: ProposalSource['facts'] }; requestedBy: Requester },
+    stops: { global: boolean; incident: boolean },
+    now: Date,
+  ): Promise<{ decision: PolicyDecision; planJson: string | null; risk: number | null; refusedBecause: string | undefined }> {
+    const { db, policy, redactor } = this.deps;
+    const m = p.proposal;
+    const written = proposedTarget(m);
+    const scope = incidentScope(incident, this.deps.catalog);
+    const owner = (incident.service ? this.deps.catalog?.find(incident.namespace ?? undefined, incident.service)?.owner : undefined) ?? readContext(incident.investigations[0]?.context ?? '{}').owner;
+    const base = { incidentScope: scope, ...(owner ? { serviceOwner: owner } : {}), stopped: stops, now };
+    const input = { proposal: m, incidentId: incident.id, requestedBy: p.requestedBy, ...(p.diagnosis.component ? { diagnosedService: p.diagnosis.component.name } : {}) };
+    let decision: PolicyDecision = evaluateProposal(policy, preliminaryProposal(input), { ...base, history: [], incidentMutations: 0 });
+    let planJson: string | null = null;
+    let risk: number | null = null;
+    let refusedBecause: string | undefined = decision.kind === 'deny' ? decision.reason : undefined;
+    if (decision.kind !== 'deny' || !BEFORE_PLANNING.has(decision.code)) {
+      const history = await executionsOn(db, written, now, p.diagnosis.component?.name);
+      const planned = await planProposal(this.planner(), incident.id, m, p.diagnosis, history.risk);
+      if (planned.kind === 'invalid') {
+        decision = { kind: 'deny', code: 'invalid_proposal', reason: `refused: ${planned.reason}` };
+        refusedBecause = decision.reason;
+      } else {
+        const plan = isModelKey(p.key) ? unquoted(planned.plan, m.command) : planned.plan;
+        planJson = JSON.stringify(storablePlan(plan, p.diagnosis, redactor));
+        risk = plan.risk.score;
+        decision = evaluateProposal(policy, plannedProposal(input, plan), { ...base, history: history.policy, incidentMutations: await mutationsOf(db, incident.id) });
+        const deferred = this.role === 'investigator' && awaitsExecutor(plan);
+        refusedBecause = decision.kind === 'deny' ? decision.reason : plan.executable || deferred ? undefined : notExecutableReason(plan);
+      }
+    }
+    return { decision, planJson, risk, refusedBecause };
+  }
+
+  /**
+   * Split mode, in the executor: a proposal the investigator stored (planned without any write credential)
+   * is planned again as the executor — access checks and the server-side dry run with its own identity —
+   * and judged again by the policy; then its card is posted, by the executor's own Slack app. A request no
+   * longer pending (withdrawn, stopped, expired meanwhile) only gets its card once one was ever posted.
+   */
+  async adopt(id: string): Promise<void> {
+    const { db, clock, redactor } = this.deps;
+    const row = await db.approvalRequest.findUnique({ where: { id }, include: { incident: { include: { investigations: { orderBy: { startedAt: 'desc' }, take: 1 } } } } });
+    if (!row) return;
+    if (row.status !== 'pending') {
+      if (row.cardTs) await this.refreshCard(id);
+      return;
+    }
+    const now = clock.now();
+    const diagnosis = JSON.parse(row.diagnosis ?? '{}') as { component?: ProposalSource['component']; facts?: ProposalSource['facts'] };
+    const proposal = JSON.parse(row.proposal) as MitigationProposal;
+    const d = await this.decide(row.incident, { key: row.hypothesisKey, proposal, diagnosis, requestedBy: row.requestedBy }, await stopsFor(db, row.incidentId), now);
+    const status: ApprovalStatus = d.refusedBecause ? 'refused' : 'pending';
+    const changed = await updateApproval(
+      db,
+      id,
+      { plan: d.planJson, risk: d.risk, decision: JSON.stringify(d.decision), status, statusReason: d.refusedBecause ? redactor.redactText(d.refusedBecause) : null },
+      { status: 'pending' },
+    );
+    if (changed) {
+      await recordAudit(db, {
+        incidentId: row.incidentId,
+        actor: 'vigil-executor',
+        kind: status === 'refused' ? 'approval.refused' : 'approval.adopted',
+        data: { requestId: id, risk: d.risk, decision: redactor.redactValue(d.decision), ...(d.refusedBecause ? { reason: redactor.redactText(d.refusedBecause) } : {}) },
+        at: now,
+      });
+    }
+    await this.refreshCard(id);
+  }
+
   /** The core of the Approve/Reject click handler. */
   async click(c: ClickInput): Promise<ClickResult> {
     const { db, clock, redactor } = this.deps;
+    // Split mode: the investigator's Slack app is not where approvals are made, whatever the payload says.
+    if (this.role === 'investigator') return this.refuse(c, { channel: c.channelId ?? '', threadTs: c.threadTs }, INVESTIGATOR_REFUSES_CLICKS);
     const key = `approval-click:${c.deliveryKey}`;
     if (await db.processedDelivery.findUnique({ where: { key } })) return { kind: 'duplicate' };
     const v = await readApproval(db, c.requestId);
@@ -317,7 +392,7 @@ export class ApprovalService {
     if (outcome !== 'ok') return outcome === 'duplicate' ? { kind: 'duplicate' } : this.refuse(c, where, 'this request changed meanwhile; nothing changed', v.incidentId);
     await this.refreshCard(v.id);
     if (remaining > 0) return { kind: 'recorded', remaining };
-    this.track(this.execution.run(v.id, { userId: c.userId, ...(userName ? { userName } : {}), at: now }));
+    this.track(this.runApproved(v.id, { userId: c.userId, ...(userName ? { userName } : {}), at: now }));
     return { kind: 'executing' };
   }
 
@@ -621,6 +696,8 @@ export class ApprovalService {
    */
   async resumeInterrupted(): Promise<{ resumed: number; interrupted: number }> {
     const { db } = this.deps;
+    // Split mode: executions are the executor process's to resume (it alone can write).
+    if (this.role === 'investigator') return { resumed: 0, interrupted: 0 };
     const rows = await db.approvalRequest.findMany({ where: { status: { in: ['approved', 'executing'] } }, include: { decisions: { where: { decision: 'approve' }, orderBy: { at: 'desc' }, take: 1 } } });
     let resumed = 0;
     let interrupted = 0;
@@ -628,7 +705,7 @@ export class ApprovalService {
       const last = r.decisions[0];
       if (r.status === 'approved' && last) {
         resumed++;
-        this.track(this.execution.run(r.id, { userId: last.userId, ...(last.userName ? { userName: last.userName } : {}), at: last.at }));
+        this.track(this.runApproved(r.id, { userId: last.userId, ...(last.userName ? { userName: last.userName } : {}), at: last.at }));
       } else if (r.status === 'executing') {
         // Another replica may be running it right now (its heartbeat is recent): look again later.
         const quietFor = this.deps.clock.now().getTime() - r.updatedAt.getTime();
@@ -671,6 +748,13 @@ export class ApprovalService {
    * one request run one after another, each reading the request anew, so the last one shows the last state.
    */
   async refreshCard(id: string): Promise<void> {
+    // Split mode: the card is the executor app's message; the investigator can only ask for it to be re-rendered.
+    if (this.role === 'investigator') {
+      await setHandoff(this.deps.db, id, 'card', this.deps.clock.now());
+      const row = await this.deps.db.approvalRequest.findUnique({ where: { id }, select: { incidentId: true } });
+      if (row) this.onChanged?.(row.incidentId);
+      return;
+    }
     const prev = this.cardChains.get(id) ?? Promise.resolve();
     const next = prev.catch(() => undefined).then(() => this.renderCard(id));
     this.cardChains.set(id, next);
@@ -687,7 +771,7 @@ export class ApprovalService {
     const v = await readApproval(db, id);
     const row = await db.approvalRequest.findUnique({ where: { id } });
     if (!v || !row) return;
-    const card = renderApprovalCard(v, { pingApprovers: this.deps.settings?.pingApprovers ?? true });
+    const card = renderApprovalCard(v, { pingApprovers: this.deps.settings?.pingApprovers ?? true, ...(this.deps.settings?.mode ? { mode: this.deps.settings.mode } : {}) });
     try {
       // A card someone deleted is posted again rather than failing every later refresh.
       const updated = row.cardTs ? await chat.update(row.channelId, row.cardTs, card).then(() => true, (err: unknown) => (chatErrorCode(err) === 'message_not_found' ? false : Promise.reject(err))) : false;

@@ -167,6 +167,34 @@ export async function setApprovalCard(client: Db | DbTx, id: string, cardTs: str
   await client.approvalRequest.update({ where: { id }, data: { cardTs }, select: { id: true } });
 }
 
+/**
+ * Split mode's handoff from the investigator to the executor (src/approvals/handoff.ts): bookkeeping like the
+ * card's ts, not part of the record. `plan`: a new proposal the executor plans as itself and posts; `card`: a
+ * card the executor re-renders. A later handoff supersedes an earlier `card` but never turns `plan` into `card`.
+ */
+export async function setHandoff(client: Db | DbTx, id: string, kind: 'plan' | 'card', at: Date): Promise<void> {
+  await client.approvalRequest.updateMany({ where: { id, OR: [{ handoff: null }, { handoff: 'card' }] }, data: { handoff: kind, handoffAt: at } });
+  if (kind === 'card') await client.approvalRequest.updateMany({ where: { id, handoff: 'plan' }, data: { handoffAt: at } });
+}
+
+/** One executor takes one handoff as it was read, for `leaseMs`: a conditional update, so two executors never both win. */
+export async function claimHandoff(client: Db | DbTx, row: { id: string; handoff: string; handoffAt: Date | null }, owner: string, now: Date, leaseMs: number): Promise<boolean> {
+  const r = await client.approvalRequest.updateMany({
+    where: { id: row.id, handoff: row.handoff, handoffAt: row.handoffAt, OR: [{ handoffUntil: null }, { handoffUntil: { lt: now } }, { handoffOwner: owner }] },
+    data: { handoffOwner: owner, handoffUntil: new Date(now.getTime() + leaseMs) },
+  });
+  return r.count === 1;
+}
+
+/**
+ * The claimed handoff is done: cleared only if nobody handed the row off again meanwhile (then the lease is
+ * released instead, so the newer handoff is taken at the next sweep).
+ */
+export async function finishHandoff(client: Db | DbTx, row: { id: string; handoffAt: Date | null }, owner: string): Promise<void> {
+  const done = await client.approvalRequest.updateMany({ where: { id: row.id, handoffOwner: owner, handoffAt: row.handoffAt }, data: { handoff: null, handoffAt: null, handoffOwner: null, handoffUntil: null } });
+  if (done.count === 0) await client.approvalRequest.updateMany({ where: { id: row.id, handoffOwner: owner }, data: { handoffOwner: null, handoffUntil: null } });
+}
+
 function appendSeal(tx: DbTx, snap: RowSnapshot, baseline = false): Promise<unknown> {
   const data: SealData = { table: snap.table, id: snap.id, digest: stateDigest(snap.table, snap.id, snap.state), state: snap.state, ...(baseline ? { baseline: true as const } : {}) };
   return appendAuditRow(tx, { incidentId: snap.incidentId, actor: 'vigil', kind: SEAL_KIND, data: JSON.stringify(data), at: new Date() });

@@ -23,6 +23,7 @@ import { fileURLToPath } from 'node:url';
 import * as k8s from '@kubernetes/client-node';
 import { DEFAULT_EXECUTOR_SA, impersonateExecutor, mintExecutorToken } from '../actions/executor.js';
 import { envSchema } from '../config/schema.js';
+import { SINGLE_PROCESS_MODE, splitModeLabel, type VigilRole } from '../approvals/mode.js';
 import { checkWriters, hasWriters, prepareWriters, type WriterSetup } from './doctor-writers.js';
 import { loadKubeConfig } from '../evidence/kubernetes/client.js';
 import { loadSkillsDir } from '../knowledge/skills.js';
@@ -278,11 +279,13 @@ function parseArgs(argv: string[]): DoctorOptions {
 }
 
 /** The settings doctor needs, parsed like the bot parses them (empty means unset), without the Slack ones. */
-const doctorEnv = envSchema.pick({ KUBECONFIG: true, VIGIL_KUBE_CONTEXT: true, VIGIL_KUBE_IN_CLUSTER: true, VIGIL_POLICY_FILE: true });
+const doctorEnv = envSchema.pick({ KUBECONFIG: true, VIGIL_KUBE_CONTEXT: true, VIGIL_KUBE_IN_CLUSTER: true, VIGIL_POLICY_FILE: true, VIGIL_ROLE: true });
 const EXAMPLE_POLICY = fileURLToPath(new URL('../../deploy/policy.example.yaml', import.meta.url));
 
 interface Setup {
   kc: k8s.KubeConfig;
+  /** VIGIL_ROLE: in split mode (investigator) the reader must have no way at all to the executor. */
+  role: VigilRole;
   policy: Policy;
   policyNote: string;
   writers: WriterSetup;
@@ -323,7 +326,7 @@ function prepare(o: DoctorOptions, env: Record<string, string | undefined>): Set
   } catch (err) {
     throw new DoctorSetupError(err instanceof Error ? err.message : String(err));
   }
-  return { kc, policy, policyNote, writers };
+  return { kc, role: s.VIGIL_ROLE, policy, policyNote, writers };
 }
 
 /** Answers "may I …" for one identity, in one namespace (undefined: cluster-wide). */
@@ -452,8 +455,11 @@ async function checkReader(probe: Probe, scopes: string[], extraReadScopes: stri
   }
 }
 
-/** Whether the reader can become the executor at all (deploy/executor-access.yaml or executor-token.yaml). */
-async function checkExecutorPath(probe: Probe, out: Output): Promise<void> {
+/**
+ * Whether the reader can become the executor at all (deploy/executor-access.yaml or executor-token.yaml). In
+ * split mode that is the boundary: the investigator must have no way to the executor, so any is a safety failure.
+ */
+async function checkExecutorPath(probe: Probe, out: Output, role: VigilRole = 'single'): Promise<void> {
   const checks: [string, Access, string | undefined][] = [
     ['impersonate the executor', { ...acc('impersonate', '', 'serviceaccounts'), name: SA.name }, SA.namespace],
     ['send Impersonate-Extra-approved-by', acc('impersonate', 'authentication.k8s.io', 'userextras', 'approved-by'), undefined],
@@ -462,6 +468,14 @@ async function checkExecutorPath(probe: Probe, out: Output): Promise<void> {
   ];
   const answers = await Promise.all(checks.map(([, a, ns]) => probe(a, ns)));
   out.lines.push('', `Reader → executor (${EXECUTOR_USER}):`);
+  if (role === 'investigator') {
+    checks.forEach(([what, a, ns], i) => out.lines.push(`  ${answers[i] ? '✗ CAN' : '✓ cannot'} ${what}: ${describeAccess(a)}${ns ? ` in ${ns}` : ''}`));
+    if (answers.some(Boolean)) {
+      out.safetyFailure = true;
+      out.lines.push('', '  ✗✗✗ SAFETY FAILURE: split mode, yet the investigator can become the executor. ✗✗✗', '  Remove deploy/executor-access.yaml / executor-token.yaml (deploy/components/split-executor deletes them).');
+    } else out.lines.push('  ✓ the investigator has no way to the executor: only `vigil executor`, with its own identity, writes');
+    return;
+  }
   checks.forEach(([what, a, ns], i) => out.lines.push(`  ${answers[i] ? '✓' : '·'} ${what}: ${describeAccess(a)}${ns ? ` in ${ns}` : ''}`));
   const impersonation = answers[0] && answers[1] && answers[2];
   if (impersonation) out.lines.push('  ✓ impersonation works: the audit log will name the approver and the incident');
@@ -575,6 +589,7 @@ export async function runDoctor(argv: string[], env: Record<string, string | und
   const cluster = setup.kc.getCurrentCluster()!;
   print(`vigil doctor — cluster ${cluster.server} (context ${setup.kc.getCurrentContext()}, user ${setup.kc.getCurrentUser()!.name})`);
   print(`Comparing with ${setup.policyNote}`);
+  print(`Mode: ${setup.role === 'investigator' ? `${splitModeLabel(EXECUTOR_USER)} (this is the investigator: it must hold no write credential)` : SINGLE_PROCESS_MODE}`);
 
   const reader = selfReview(setup.kc, o.timeoutMs);
   try {
@@ -589,7 +604,7 @@ export async function runDoctor(argv: string[], env: Record<string, string | und
   const writeScopes = [...new Set([...policyNamespaces(setup.policy).names, ...o.namespaces, SA.namespace])];
   try {
     await checkReader(reader, writeScopes, o.namespaces, out);
-    await checkExecutorPath(reader, out);
+    await checkExecutorPath(reader, out, setup.role);
     await checkExecutor(setup, o, out);
     if (hasWriters(setup.writers)) await checkWriters(setup.writers, o.timeoutMs, out);
     else out.lines.push('', 'Writers outside Kubernetes: skipped (no LAUNCHDARKLY_* settings and no GITHUB_WRITE_TOKEN: Vigil writes only to Kubernetes)');

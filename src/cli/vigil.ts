@@ -7,7 +7,9 @@ import { applyMigrations } from '../store/migrate.js';
 import { describeDatabaseUrl, openDatabase } from '../store/db.js';
 
 const USAGE = `Usage: vigil <command>
-  start     run the bot from the environment / .env (same as npm start)
+  start     run the bot from the environment / .env (same as npm start); VIGIL_ROLE=investigator for split mode
+  executor  split mode's executor: its own Slack app (VIGIL_EXECUTOR_SLACK_*) and Kubernetes identity
+            (VIGIL_EXECUTOR_KUBECONFIG or in-cluster); posts the approval cards, takes the clicks, writes
   migrate   apply the committed database migrations to DATABASE_URL (default file:./data/vigil.db)
   audit verify [--anchor A]… [--anchors-file FILE]
                                     check the audit trail's hash chain (exit 1 if it was tampered with);
@@ -37,6 +39,9 @@ async function main(argv: string[]): Promise<number> {
     case 'start':
       await import('../main.js');
       return -1; // main.ts keeps the process alive
+    case 'executor':
+      await import('../main-executor.js');
+      return -1; // main-executor.ts keeps the process alive
     case 'migrate':
       await migrate();
       return 0;

@@ -1,5 +1,6 @@
 import { envSchema, type Env } from './schema.js';
 import type { LinkSettings } from '../slack/blocks/links.js';
+import type { VigilRole } from '../approvals/mode.js';
 
 /** The one typed configuration, parsed once at boot; modules receive the slice they need. */
 export interface Config {
@@ -52,6 +53,13 @@ export interface Config {
   policyFile?: string;
   /** How writes get their separate identity: impersonating the executor ServiceAccount, or a 10-minute token for it. */
   executor: { mode: 'impersonate' | 'token'; serviceAccount: { namespace: string; name: string } };
+  /**
+   * `single` (default): one process investigates and executes. Split mode: `investigator` (no write credential,
+   * no approving Slack app) and `executor` (`vigil executor`, loadExecutorConfig: its own Slack app and Kubernetes identity).
+   */
+  role: VigilRole;
+  /** `vigil executor`: how often it looks for work the investigator left, and how long it holds a claim. */
+  split: { pollMs: number; leaseMs: number };
   /** The model that deepens triage; absent when no API key is set (deterministic triage only). */
   model?: { provider: 'anthropic' | 'openai'; apiKey: string; baseURL?: string; model?: string };
   /** OTLP/HTTP export of traces; absent = no traces exported. */
@@ -68,6 +76,9 @@ export interface Config {
   agent: { maxSteps: number; maxTokens: number; incidentMaxTokens: number; dailyMaxTokens: number; maxSeconds: number; maxCostUsd: number; escalationConfidence: number };
   logLevel: Env['LOG_LEVEL'];
 }
+
+/** The executor process's own credentials: `vigil executor` only. */
+const EXECUTOR_ONLY = ['VIGIL_EXECUTOR_SLACK_BOT_TOKEN', 'VIGIL_EXECUTOR_SLACK_SIGNING_SECRET', 'VIGIL_EXECUTOR_SLACK_APP_TOKEN', 'VIGIL_EXECUTOR_KUBECONFIG'] as const;
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -98,6 +109,11 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   if (ld.some((k) => cleaned[k])) {
     for (const k of ld) if (!cleaned[k]) problems.push(`${k}: is required with the other LAUNCHDARKLY_* settings (project, a reader token and a separate writer token)`);
     if (cleaned['LAUNCHDARKLY_READ_TOKEN'] && cleaned['LAUNCHDARKLY_READ_TOKEN'] === cleaned['LAUNCHDARKLY_WRITE_TOKEN']) problems.push('LAUNCHDARKLY_WRITE_TOKEN: must be a different token from LAUNCHDARKLY_READ_TOKEN (writes never use the reader)');
+  }
+  if (cleaned['VIGIL_ROLE'] === 'investigator') {
+    // Split mode's point: the investigator cannot write even if fully compromised, so it is given nothing that writes.
+    for (const k of [...EXECUTOR_ONLY, 'GITHUB_WRITE_TOKEN', 'LAUNCHDARKLY_WRITE_TOKEN'] as const)
+      if (cleaned[k]) problems.push(`${k}: must not be given to the investigator (VIGIL_ROLE=investigator): it is the executor's credential; set it for \`vigil executor\` only`);
   }
   if (cleaned['GITHUB_WRITE_TOKEN'] && cleaned['GITHUB_WRITE_TOKEN'] === cleaned['GITHUB_TOKEN']) problems.push('GITHUB_WRITE_TOKEN: must be a different token from GITHUB_TOKEN (writes never use the reader)');
   if (!parsed.success || problems.length) throw new ConfigError(problems);
@@ -162,6 +178,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       mode: e.VIGIL_EXECUTOR_MODE,
       serviceAccount: { namespace: e.VIGIL_EXECUTOR_SERVICE_ACCOUNT.split('/')[0]!, name: e.VIGIL_EXECUTOR_SERVICE_ACCOUNT.split('/')[1]! },
     },
+    role: e.VIGIL_ROLE,
+    split: { pollMs: Math.round(e.VIGIL_EXECUTOR_POLL_SECONDS * 1000), leaseMs: e.VIGIL_EXECUTOR_LEASE_SECONDS * 1000 },
     model: modelSettings(e),
     tracing: e.OTEL_EXPORTER_OTLP_ENDPOINT
       ? {
@@ -203,4 +221,33 @@ export function modelSettings(env: ModelEnv): Config['model'] {
   if (provider === 'anthropic' && e.ANTHROPIC_API_KEY) return { provider, apiKey: e.ANTHROPIC_API_KEY, baseURL: e.ANTHROPIC_BASE_URL, model: e.ANTHROPIC_MODEL };
   if (provider === 'openai' && e.OPENAI_API_KEY) return { provider, apiKey: e.OPENAI_API_KEY, baseURL: e.OPENAI_BASE_URL, model: e.OPENAI_MODEL };
   return undefined;
+}
+
+/**
+ * `vigil executor`'s settings: the shared ones (database, policy, catalog, channels) as for the investigator,
+ * but Slack and Kubernetes are the executor's own — its Slack app (VIGIL_EXECUTOR_SLACK_*) and its
+ * ServiceAccount (VIGIL_EXECUTOR_KUBECONFIG, else the pod's in-cluster token). The investigator's Slack and
+ * kube settings are dropped, never used; the same token or secret for both apps is refused (no boundary).
+ */
+export function loadExecutorConfig(env: Record<string, string | undefined>): Config {
+  const e = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== '')) as Record<string, string>;
+  const problems: string[] = [];
+  if (!e['VIGIL_EXECUTOR_SLACK_BOT_TOKEN']) problems.push("VIGIL_EXECUTOR_SLACK_BOT_TOKEN: is required for `vigil executor`: the bot token of the executor's own Slack app (xoxb-…)");
+  if (!e['VIGIL_EXECUTOR_SLACK_SIGNING_SECRET'] && !e['VIGIL_EXECUTOR_SLACK_APP_TOKEN'])
+    problems.push("VIGIL_EXECUTOR_SLACK_SIGNING_SECRET: set it (HTTP mode) or VIGIL_EXECUTOR_SLACK_APP_TOKEN (Socket Mode) for the executor's own Slack app; neither is set");
+  for (const [mine, theirs] of [['VIGIL_EXECUTOR_SLACK_BOT_TOKEN', 'SLACK_BOT_TOKEN'], ['VIGIL_EXECUTOR_SLACK_SIGNING_SECRET', 'SLACK_SIGNING_SECRET'], ['VIGIL_EXECUTOR_SLACK_APP_TOKEN', 'SLACK_APP_TOKEN'], ['VIGIL_EXECUTOR_KUBECONFIG', 'KUBECONFIG']] as const)
+    if (e[mine] && e[mine] === e[theirs]) problems.push(`${mine}: must differ from the investigator's ${theirs}: split mode needs a separate Slack app and Kubernetes identity`);
+  if (!e['VIGIL_POLICY_FILE']) problems.push('VIGIL_POLICY_FILE: is required for `vigil executor`: without a write policy there is nothing to approve or execute');
+  if (e['VIGIL_ROLE'] && e['VIGIL_ROLE'] !== 'executor') problems.push(`VIGIL_ROLE: is "${e['VIGIL_ROLE']}"; \`vigil executor\` runs as the executor (unset it or set executor)`);
+  if (problems.length) throw new ConfigError(problems);
+  const { SLACK_BOT_TOKEN: _b, SLACK_SIGNING_SECRET: _s, SLACK_APP_TOKEN: _a, KUBECONFIG: _k, VIGIL_KUBE_IN_CLUSTER: _i, VIGIL_KUBE_CONTEXT: _c, ...shared } = e;
+  return loadConfig({
+    ...shared,
+    SLACK_BOT_TOKEN: e['VIGIL_EXECUTOR_SLACK_BOT_TOKEN'],
+    SLACK_SIGNING_SECRET: e['VIGIL_EXECUTOR_SLACK_SIGNING_SECRET'],
+    SLACK_APP_TOKEN: e['VIGIL_EXECUTOR_SLACK_APP_TOKEN'],
+    ...(e['VIGIL_EXECUTOR_KUBECONFIG'] ? { KUBECONFIG: e['VIGIL_EXECUTOR_KUBECONFIG'] } : { VIGIL_KUBE_IN_CLUSTER: 'true' }),
+    ...(e['VIGIL_EXECUTOR_PORT'] !== undefined ? { PORT: e['VIGIL_EXECUTOR_PORT'] } : {}),
+    VIGIL_ROLE: 'executor',
+  });
 }

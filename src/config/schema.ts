@@ -62,6 +62,16 @@ export const envSchema = z
       .string()
       .regex(/^[a-z0-9-]+\/[a-z0-9-]+$/, 'expects <namespace>/<serviceaccount>, e.g. vigil/vigil-executor')
       .default('vigil/vigil-executor'),
+    // Split mode (src/approvals/mode.ts): `investigator` holds no write credential; `vigil executor` is the other half.
+    VIGIL_ROLE: z.enum(['single', 'investigator', 'executor'], { error: 'expects single, investigator or executor' }).default('single'),
+    // The executor process's own credentials (`vigil executor` only; the investigator refuses them).
+    VIGIL_EXECUTOR_SLACK_BOT_TOKEN: z.string().regex(/^xoxb-/, "expects the executor Slack app's bot token (xoxb-…)").optional(),
+    VIGIL_EXECUTOR_SLACK_SIGNING_SECRET: z.string().min(16, "expects the executor Slack app's signing secret (Basic Information)").optional(),
+    VIGIL_EXECUTOR_SLACK_APP_TOKEN: z.string().regex(/^xapp-/, "expects the executor Slack app's app-level token (xapp-…, Socket Mode)").optional(),
+    VIGIL_EXECUTOR_KUBECONFIG: z.string().optional(),
+    VIGIL_EXECUTOR_PORT: z.coerce.number({ error: 'expects a TCP port number' }).int().min(0).max(65535).optional(),
+    VIGIL_EXECUTOR_POLL_SECONDS: z.coerce.number({ error: 'expects seconds, e.g. 2' }).positive().max(600).default(2),
+    VIGIL_EXECUTOR_LEASE_SECONDS: positiveInt('seconds an executor holds a claimed approval request before another may take it over').max(3600).default(60),
     VIGIL_FLAGS_WEBHOOK_TOKEN: z.string().min(16, 'expects a shared secret of at least 16 characters').optional(),
     VIGIL_ALERTMANAGER_WEBHOOK_TOKEN: z.string().min(16, 'expects a shared secret of at least 16 characters (Alertmanager sends it as Authorization: Bearer <token>)').optional(),
     VIGIL_ALERTMANAGER_WEBHOOK_CHANNEL: z.string().regex(/^[CG][A-Z0-9]{2,}$/, 'expects a Slack channel id like C0123ABCD').optional(),

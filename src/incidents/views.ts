@@ -23,7 +23,7 @@ export async function loadIncidentRecord(db: Db, incidentId: string) {
       approvals: {
         orderBy: { createdAt: 'desc' },
         take: 50,
-        select: { hypothesisKey: true, action: true, targetKind: true, targetNs: true, targetName: true, status: true, statusReason: true, decision: true, plan: true },
+        select: { hypothesisKey: true, action: true, targetKind: true, targetNs: true, targetName: true, status: true, statusReason: true, decision: true, plan: true, handoff: true },
       },
       investigations: {
         orderBy: { startedAt: 'desc' },
@@ -222,7 +222,8 @@ function boardFix(r: IncidentRecord, leading: { analyzer: string; mitigation: st
   const command = plan?.command;
   const risk = typeof plan?.risk?.score === 'number' ? plan.risk.score : undefined;
   const status =
-    req.status === 'pending' ? 'waiting for approval on its card in this thread'
+    req.status === 'pending' && req.handoff === 'plan' ? 'awaiting the executor (split mode): it plans the change as itself and posts the approval card'
+    : req.status === 'pending' ? 'waiting for approval on its card in this thread'
     : req.status === 'executed' ? 'executed and verified'
     : req.status === 'failed' ? `failed${reason ? `: ${reason}` : ''}`
     : 'approved, executing';

@@ -45,6 +45,9 @@ const examplePolicy = parse(readFileSync(`${root}deploy/policy.example.yaml`, 'u
 const fullValues = { ...parse(readFileSync(`${chart}/ci/full-values.yaml`, 'utf8')), policy: { enabled: true, content: examplePolicy } };
 const defaults = render();
 const full = render(fullValues);
+// Split mode: the executor as its own Deployment, with its own Slack app's Secret created from values.
+const splitValues = { ...fullValues, executor: { ...fullValues.executor, split: { enabled: true, existingSecret: '', botToken: 'xoxb-3333-4444-executor', signingSecret: '0123456789abcdef0123456789abcdef' } } };
+const split = render(splitValues);
 
 const WRITE_VERBS = new Set(['create', 'update', 'patch', 'delete', 'deletecollection', 'escalate', 'bind', 'impersonate', '*']);
 const byKind = (docs: Obj[], kind: string) => docs.filter((d) => d.kind === kind);
@@ -57,6 +60,7 @@ const deployDocs = (file: string): Obj[] => parseAllDocuments(readFileSync(`${ro
 describe.each([
   ['default values', defaults],
   ['full values', full],
+  ['split mode', split],
 ])('the chart rendered with %s', (_name, docs) => {
   it('renders documents that all match the Kubernetes object models', () => {
     expect(docs.length).toBeGreaterThan(8);
@@ -186,6 +190,52 @@ describe('the full values', () => {
     const roles = byKind(docs, 'Role');
     expect(roles.map((r) => r.rules)).toEqual([[{ apiGroups: [''], resources: ['serviceaccounts/token'], resourceNames: ['vigil-executor'], verbs: ['create'] }]]);
     expect(docs.some((d) => d.rules?.some((r) => r.verbs.includes('impersonate')))).toBe(false);
+  });
+});
+
+describe('split mode (executor.split.enabled)', () => {
+  const investigatorSa = 'vigil';
+  const executorSa = 'vigil-executor';
+  const boundTo = (sa: string) => split.filter((d) => d.kind.endsWith('Binding') && d.subjects!.some((x) => x.kind === 'ServiceAccount' && x.name === sa));
+
+  it('gives the investigator\'s ServiceAccount no impersonation, no TokenRequest and no write anywhere', () => {
+    const roles = boundTo(investigatorSa).map((b) => roleOf(split, b)!);
+    expect(roles.length).toBeGreaterThan(0);
+    for (const r of roles) expect(writes(r), r.metadata.name).toBe(false);
+    expect(split.some((d) => d.rules?.some((r) => r.verbs.includes('impersonate')))).toBe(false);
+    expect(split.some((d) => d.rules?.some((r) => r.resources.includes('serviceaccounts/token')))).toBe(false);
+  });
+
+  it('runs the investigator with VIGIL_ROLE=investigator and its own Slack Secret, the executor as its own SA with its own', () => {
+    const [bot, executor] = [split.find((d) => d.kind === 'Deployment' && d.metadata.name === 'vigil')!, split.find((d) => d.kind === 'Deployment' && d.metadata.name === 'vigil-executor')!];
+    expect(bot.spec.template.spec.serviceAccountName).toBe(investigatorSa);
+    expect(bot.spec.template.spec.containers[0].env).toContainEqual({ name: 'VIGIL_ROLE', value: 'investigator' });
+    const pod = executor.spec.template.spec;
+    expect(pod.serviceAccountName).toBe(executorSa);
+    expect(pod.automountServiceAccountToken).toBe(true);
+    expect(pod.containers[0].command).toEqual(['node', 'dist/main-executor.js']);
+    expect(pod.containers[0].env).toContainEqual({ name: 'VIGIL_ROLE', value: 'executor' });
+    const secretsOf = (d: Obj) => d.spec.template.spec.containers[0].envFrom.filter((e: { secretRef?: { name: string } }) => e.secretRef).map((e: { secretRef: { name: string } }) => e.secretRef.name);
+    expect(secretsOf(executor)).not.toContain('vigil-slack');
+    expect(secretsOf(bot)).not.toContain('vigil-executor-slack');
+    expect(split.find((d) => d.kind === 'Secret' && d.metadata.name === 'vigil-executor-slack')!.stringData).toEqual({ VIGIL_EXECUTOR_SLACK_BOT_TOKEN: 'xoxb-3333-4444-executor', VIGIL_EXECUTOR_SLACK_SIGNING_SECRET: '0123456789abcdef0123456789abcdef' });
+    // The bot's Service selects the investigator only; the executor has its own (its Slack Request URL).
+    const services = byKind(split, 'Service');
+    expect(services.find((x) => x.metadata.name === 'vigil')!.spec.selector['app.kubernetes.io/component']).toBe('bot');
+    expect(services.find((x) => x.metadata.name === 'vigil-executor')!.spec.selector['app.kubernetes.io/component']).toBe('executor');
+  });
+
+  it('the executor reads as the reader does and writes only where executor.namespaces binds it', () => {
+    const reader = split.find((d) => d.kind === 'ClusterRoleBinding' && d.metadata.name === 'vigil-executor-reader')!;
+    expect(reader.roleRef!.name).toBe('vigil-reader');
+    expect(byKind(split, 'RoleBinding').filter((b) => b.subjects!.some((x) => x.name === executorSa)).map((b) => b.metadata.namespace).sort()).toEqual(['payments', 'payments-staging', 'shop', 'shop-staging']);
+  });
+
+  it('matches deploy/components/split-executor (the kustomize component)', () => {
+    const binding = deployDocs('components/split-executor/executor-reader-binding.yaml')[0]!;
+    expect(binding.roleRef).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'vigil-reader' });
+    const dropped = deployDocs('components/split-executor/drop-executor-access.yaml').map((d) => `${d.kind}/${d.metadata.name}`);
+    expect(dropped.sort()).toEqual(deployDocs('executor-access.yaml').map((d) => `${d.kind}/${d.metadata.name}`).sort());
   });
 });
 

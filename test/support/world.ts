@@ -24,6 +24,8 @@ import { loadConfig, type Config } from '../../src/config/index.js';
 import { createLogger } from '../../src/log.js';
 import { createRedactor } from '../../src/redact/index.js';
 import { startVigil, type Vigil } from '../../src/vigil.js';
+import { startExecutor, type Executor } from '../../src/executor.js';
+import { loadExecutorConfig } from '../../src/config/index.js';
 import type { ModelProvider } from '../../src/agent/types.js';
 import { AnthropicProvider } from '../../src/agent/providers/index.js';
 import { startFakeAnthropic, type AnthropicReply, type FakeAnthropic } from '../fakes/models/anthropic.js';
@@ -51,6 +53,10 @@ export const ALERT_CHANNEL = 'C0ALERTS';
 /** The bot's ServiceAccount token (Vigil's kubeconfig): the reader, `system:serviceaccount:vigil:vigil`. */
 export const READER_TOKEN = 'vigil-reader-token';
 export { READER_USER, EXECUTOR_USER };
+/** Split mode: the executor process's own kubeconfig token, the executor SA's (`system:serviceaccount:vigil:vigil-executor`). */
+export const EXECUTOR_TOKEN = 'vigil-executor-own-token';
+/** Split mode: the executor's own Slack app, installed beside Vigil's in the fake workspace. */
+export const EXECUTOR_APP = { token: 'xoxb-fake-vigil-executor', userId: 'U0VIGILEXEC', botId: 'B0VIGILEXEC', appId: 'A0VIGILEXEC', name: 'vigil-executor' } as const;
 /** The cluster's own controllers (a test playing the deployment controller): full access, as kube-controller-manager has. */
 export const CONTROLLER_TOKEN = 'controller';
 /** A cluster admin (an operator's kubectl), for tests that change the world as a person would. */
@@ -123,6 +129,13 @@ export interface WorldOptions {
    * the reader token then may not write, as a least-privileged reader. Needs a scenario with `github`.
    */
   githubWriter?: boolean;
+  /**
+   * Split mode: Vigil runs as the investigator (VIGIL_ROLE=investigator), the fake cluster has deploy/'s
+   * split-mode RBAC (no impersonation; the executor SA reads and writes with its own token) and the fake
+   * Slack a second app, the executor's. `world.startExecutor()` starts `vigil executor` in-process with its
+   * own settings (`executorEnv`): its Slack app's token and signing secret, and its own kubeconfig.
+   */
+  split?: boolean;
 }
 
 export interface World {
@@ -149,6 +162,13 @@ export interface World {
   kubeconfigPath: string;
   /** The RBAC the fake enforces (absent with `kubeAdmin`): where the world bound the executor and the Secret reads. */
   rbac?: WorldRbac;
+  /** Split mode: the executor process, once started, its settings, and its signing secret. */
+  executor?: Executor;
+  executorEnv?: Record<string, string>;
+  executorSigningSecret?: string;
+  executorKubeconfigPath?: string;
+  /** Split mode: start `vigil executor` in-process (if not running). */
+  startExecutor(): Promise<Executor>;
   /** Start Vigil (in-process) if it was not started, e.g. after a simulated crash. */
   start(): Promise<Vigil>;
   /** Post the scenario's alert to the alert channel as the alerting tool would; Slack delivers it as an event. */
@@ -171,6 +191,7 @@ export async function startWorld(o: WorldOptions): Promise<World> {
     ...(o.slackExtraTokens ? { extraTokens: o.slackExtraTokens } : {}),
     ...(o.slackScopes ? { scopes: o.slackScopes } : {}),
     users: DEMO_USERS,
+    ...(o.split ? { apps: [{ ...EXECUTOR_APP }] } : {}),
     usergroups: { S0SREONCALL: ['U0VIGILSRE'], ...o.usergroups },
     channels: [{ id: ALERT_CHANNEL, name: 'alerts' }, ...extraChannels.map(({ id, name }) => ({ id, name }))] as never,
   });
@@ -180,7 +201,7 @@ export async function startWorld(o: WorldOptions): Promise<World> {
     logs: scenario.logs,
     ...(rbac
       ? {
-          rbac: { objects: [...rbac.objects, ...(o.rbac ?? [])], tokens: { [READER_TOKEN]: READER_USER } },
+          rbac: { objects: [...rbac.objects, ...(o.rbac ?? [])], tokens: { [READER_TOKEN]: READER_USER, ...(o.split ? { [EXECUTOR_TOKEN]: EXECUTOR_USER } : {}) } },
           identities: {
             [CONTROLLER_TOKEN]: { user: 'system:kube-controller-manager', rules: FULL_ACCESS },
             [ADMIN_TOKEN]: { user: 'kubernetes-admin', groups: ['system:masters'], rules: FULL_ACCESS },
@@ -210,6 +231,20 @@ export async function startWorld(o: WorldOptions): Promise<World> {
       '',
     ].join('\n'),
   );
+  const executorKubeconfigPath = o.split ? join(tmp, 'executor-kubeconfig.yaml') : undefined;
+  if (executorKubeconfigPath)
+    writeFileSync(
+      executorKubeconfigPath,
+      [
+        'apiVersion: v1',
+        'kind: Config',
+        'clusters: [{ name: fake, cluster: { server: "' + kubeUrl + '", insecure-skip-tls-verify: true } }]',
+        'users: [{ name: executor, user: { token: "' + EXECUTOR_TOKEN + '" } }]',
+        'contexts: [{ name: fake, context: { cluster: fake, user: executor } }]',
+        'current-context: fake',
+        '',
+      ].join('\n'),
+    );
   const skipped: string[] = [];
   let prometheus: RunningPrometheus | undefined;
   if (scenario.prometheus && scenario.prometheus.series.length + scenario.prometheus.samples.length > 0) {
@@ -322,8 +357,24 @@ export async function startWorld(o: WorldOptions): Promise<World> {
     ...(catalogFile ? { VIGIL_CATALOG_FILE: catalogFile } : {}),
     ...(extraChannels.some((c) => c.purpose === 'changes') ? { VIGIL_CHANGE_CHANNELS: extraChannels.filter((c) => c.purpose === 'changes').map((c) => c.id).join(',') } : {}),
     LOG_LEVEL: 'warn',
+    ...(o.split ? { VIGIL_ROLE: 'investigator' } : {}),
     ...o.env,
   };
+  const executorSigningSecret = o.split ? randomBytes(16).toString('hex') : undefined;
+  // The executor's own settings: the shared ones, its own Slack app and kubeconfig; never the investigator's.
+  const executorEnv: Record<string, string> | undefined = o.split
+    ? (() => {
+        const { SLACK_BOT_TOKEN: _t, SLACK_SIGNING_SECRET: _s, KUBECONFIG: _k, VIGIL_ROLE: _r, ...shared } = env;
+        return {
+          ...shared,
+          VIGIL_EXECUTOR_SLACK_BOT_TOKEN: EXECUTOR_APP.token,
+          VIGIL_EXECUTOR_SLACK_SIGNING_SECRET: executorSigningSecret!,
+          VIGIL_EXECUTOR_KUBECONFIG: executorKubeconfigPath!,
+          VIGIL_EXECUTOR_PORT: '0',
+          VIGIL_EXECUTOR_POLL_SECONDS: '0.2',
+        };
+      })()
+    : undefined;
   const config = loadConfig(env);
   const redactor = createRedactor();
   const log = o.logger ?? createLogger(config.logLevel, redactor, pino.destination(2));
@@ -344,6 +395,15 @@ export async function startWorld(o: WorldOptions): Promise<World> {
     tmp,
     kubeconfigPath,
     ...(rbac ? { rbac } : {}),
+    ...(executorEnv ? { executorEnv, executorSigningSecret, executorKubeconfigPath } : {}),
+    async startExecutor() {
+      if (world.executor) return world.executor;
+      if (!executorEnv) throw new Error('startExecutor needs a world started with split: true');
+      const executor = await startExecutor(loadExecutorConfig(executorEnv), log, { redactor, slackClientOptions: { retryConfig: { retries: 2, factor: 1, minTimeout: 50, maxTimeout: 200 } } });
+      world.executor = executor;
+      slack.setEventsTarget({ url: `http://127.0.0.1:${executor.port}/slack/events`, signingSecret: executorSigningSecret! }, EXECUTOR_APP.appId);
+      return executor;
+    },
     async start() {
       if (world.vigil) return world.vigil;
       const vigil = await startVigil(config, log, {
@@ -395,9 +455,17 @@ export async function startWorld(o: WorldOptions): Promise<World> {
         await world.vigil?.desk.idle();
         await world.vigil?.runner.idle();
         await world.vigil?.approvals?.idle();
+        // Split mode: what the investigator handed over, taken by the executor now rather than at its next poll.
+        if (world.executor) {
+          await world.executor.handoff.sweep();
+          await world.executor.idle();
+          await slack.idle();
+        }
       }
     },
     async close() {
+      await world.executor?.stop();
+      world.executor = undefined;
       await world.vigil?.stop();
       world.vigil = undefined;
       await slack.close();
@@ -431,7 +499,7 @@ const SYSTEM_NAMESPACES = new Set(['kube-system', 'kube-public', 'kube-node-leas
 
 /** deploy/'s RBAC, bound in this scenario's namespaces as an operator would (see the module comment). */
 function worldRbac(scenario: Scenario, o: WorldOptions): WorldRbac {
-  const mode: ExecutorMode = o.env?.['VIGIL_EXECUTOR_MODE'] === 'token' ? 'token' : 'impersonate';
+  const mode: ExecutorMode = o.split ? 'split' : o.env?.['VIGIL_EXECUTOR_MODE'] === 'token' ? 'token' : 'impersonate';
   const namespaces = new Set<string>();
   for (const obj of scenario.objects as { kind?: string; metadata?: { name?: string; namespace?: string } }[]) {
     if (obj.metadata?.namespace) namespaces.add(obj.metadata.namespace);

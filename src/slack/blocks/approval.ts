@@ -30,6 +30,11 @@ export interface ApprovalCardOptions {
    * not notify again). Off: the group ids are shown without notifying anyone.
    */
   pingApprovers?: boolean;
+  /**
+   * Which deployment mode runs (src/approvals/mode.ts): "single-process mode (demo / small teams)" or
+   * "split mode: executor <identity>", so an approver sees who will write before clicking.
+   */
+  mode?: string;
 }
 
 const CHECK_MARK = { pass: '✓', fail: '✗', warn: '⚠' } as const;
@@ -179,7 +184,14 @@ function outcomeSection(v: ApprovalView): string | undefined {
   const lines: string[] = [];
   if (e.status === 'refused') lines.push(`Not executed: ${mrkdwnText(e.message, BOUNDS.reason)}`);
   else {
-    const how = e.identity.mode === 'token' ? `short-lived token until ${mrkdwnText(e.identity.expiresAt ?? '?', 40)}` : e.identity.mode === 'api-token' ? "the provider's writer token" : 'impersonation';
+    const how =
+      e.identity.mode === 'token'
+        ? `short-lived token until ${mrkdwnText(e.identity.expiresAt ?? '?', 40)}`
+        : e.identity.mode === 'api-token'
+          ? "the provider's writer token"
+          : e.identity.mode === 'own'
+            ? "the executor process's own ServiceAccount"
+            : 'impersonation';
     const unclear = e.status === 'rejected' && e.writes.some((w) => w.uncertain);
     lines.push(`Executed as ${codeSpan(e.identity.user, 80)} (${how}): ${unclear ? 'no clear answer, the change may have been applied' : e.status}`);
     lines.push(...e.writes.filter((w) => !w.dryRun).slice(0, 5).map((w) => `${w.status === 'ok' ? '✓' : w.uncertain ? '?' : '✗'} ${mrkdwnText(w.request, BOUNDS.line)}${w.message ? ` — ${mrkdwnText(w.message, 200)}` : ''}`));
@@ -240,7 +252,7 @@ export function renderApprovalCard(v: ApprovalView, opts: ApprovalCardOptions = 
   if (outcome) blocks.push(sectionBlock(truncateMrkdwn(outcome, PLAN_SECTION_MAX)));
   const tail: KnownBlock[] = [sectionBlock(approvalSection(v, ping))];
   if (v.status === 'pending' && v.decision.kind === 'require_approval') tail.push(buttons(v));
-  tail.push(contextBlock([`request ${mrkdwnText(v.id, 40)}`, `incident ${mrkdwnText(v.incidentId, 40)}`, `updated ${slackTime(v.updatedAt)}`]));
+  tail.push(contextBlock([`request ${mrkdwnText(v.id, 40)}`, `incident ${mrkdwnText(v.incidentId, 40)}`, `updated ${slackTime(v.updatedAt)}`, ...(opts.mode ? [mrkdwnText(opts.mode, 150)] : [])]));
   return {
     text: fallbackText(`${titleOf(v)} — ${v.status}${v.plan ? `, risk ${v.plan.risk.score}/100` : ''}`, 300),
     blocks: fitBlocks([...blocks, ...tail], SLACK_LIMITS.blocksPerMessage, { keepTail: tail.length, noun: 'sections' }),

@@ -2,7 +2,8 @@
  * The authentication/authorisation endpoints: TokenRequest (`POST …/serviceaccounts/<sa>/token`, a
  * short-lived token for the SA, authorised as that SA's user), SelfSubjectAccessReview and
  * SelfSubjectRulesReview (answered from the caller's own rules), and SubjectAccessReview (answered for
- * the user and groups it names, from the same rules the API server enforces).
+ * the user and groups it names, from the same rules the API server enforces), and SelfSubjectReview
+ * (authentication.k8s.io/v1, `kubectl auth whoami`: the caller's user name, groups and extras).
  */
 import { randomBytes } from 'node:crypto';
 import { allowingRule, serviceAccountUser, userInfoOf, type Identity, type IdentityBook, type PolicyRule, type RequestAttributes } from './rbac.js';
@@ -108,5 +109,15 @@ export function reviewRules(actor: Identity, review: { spec?: { namespace?: stri
       nonResourceRules: actor.rules.filter((r) => !r.namespaces && r.nonResourceURLs?.length).map((r) => ({ verbs: r.verbs, nonResourceURLs: r.nonResourceURLs! })),
       incomplete: false,
     },
+  };
+}
+
+/** SelfSubjectReview: who the request authenticated as (after impersonation), as kube-apiserver answers it. */
+export function reviewSelf(actor: Identity, extra: Record<string, string[]>): object {
+  return {
+    kind: 'SelfSubjectReview',
+    apiVersion: 'authentication.k8s.io/v1',
+    metadata: { creationTimestamp: null },
+    status: { userInfo: { username: actor.user, groups: [...new Set([...(actor.groups ?? []), 'system:authenticated'])], ...(Object.keys(extra).length ? { extra } : {}) } },
   };
 }

@@ -22,7 +22,8 @@ export const EXECUTOR_USER = saUser(EXECUTOR_SA);
 /** The ClusterRole deploy/ keeps Secret reads in, bound per namespace. */
 export const READER_SECRETS_ROLE = 'vigil-reader-secrets';
 
-export type ExecutorMode = 'impersonate' | 'token';
+/** `split`: split mode — no way from the reader to the executor; `vigil executor` runs as the executor SA itself. */
+export type ExecutorMode = 'impersonate' | 'token' | 'split';
 
 const LABELS = { 'app.kubernetes.io/name': 'vigil', 'app.kubernetes.io/component': 'generated-for-this-cluster' };
 
@@ -32,7 +33,8 @@ const LABELS = { 'app.kubernetes.io/name': 'vigil', 'app.kubernetes.io/component
  */
 export function deployManifests(mode: ExecutorMode = 'impersonate'): object[] {
   const component = ['executor-bindings.yaml', 'reader-secrets-bindings.yaml'].map((f) => `components/example-namespaces/${f}`);
-  const files = ['reader-rbac.yaml', 'executor-rbac.yaml', mode === 'token' ? 'executor-token.yaml' : 'executor-access.yaml', ...component];
+  const access = mode === 'token' ? ['executor-token.yaml'] : mode === 'split' ? ['components/split-executor/executor-reader-binding.yaml'] : ['executor-access.yaml'];
+  const files = ['reader-rbac.yaml', 'executor-rbac.yaml', ...access, ...component];
   return readManifests(...files.map((f) => `${DEPLOY_DIR}${f}`));
 }
 

@@ -73,6 +73,7 @@ export const KNOWN_TYPES: ResourceType[] = [
   t('ValidatingWebhookConfiguration', 'validatingwebhookconfigurations', 'admissionregistration.k8s.io', 'v1', false),
   t('MutatingWebhookConfiguration', 'mutatingwebhookconfigurations', 'admissionregistration.k8s.io', 'v1', false),
   t('SelfSubjectAccessReview', 'selfsubjectaccessreviews', 'authorization.k8s.io', 'v1', false),
+  t('SelfSubjectReview', 'selfsubjectreviews', 'authentication.k8s.io', 'v1', false),
   t('SelfSubjectRulesReview', 'selfsubjectrulesreviews', 'authorization.k8s.io', 'v1', false),
   t('SubjectAccessReview', 'subjectaccessreviews', 'authorization.k8s.io', 'v1', false),
   t('CustomResourceDefinition', 'customresourcedefinitions', 'apiextensions.k8s.io', 'v1', false, {

@@ -14,7 +14,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
-import { issueToken, reviewAccess, reviewRules, reviewSubjectAccess, type TokenRequestInput } from './auth-endpoints.js';
+import { issueToken, reviewAccess, reviewRules, reviewSelf, reviewSubjectAccess, type TokenRequestInput } from './auth-endpoints.js';
 import { listObjects, watchEvents } from './lists.js';
 import { readPodLog, type WorldLogs } from './logs.js';
 import { APPLY_PATCH } from './patch.js';
@@ -206,6 +206,9 @@ export async function startFakeKube(options: FakeKubeOptions): Promise<FakeKube>
     // Every authenticated user may review its own access (the system:basic-user role).
     if (route.type.plural === 'selfsubjectaccessreviews' && method === 'POST')
       return { status: 201, json: reviewAccess(ctx.actor, parseBody(ctx)) };
+    // Who am I (kubectl auth whoami): every authenticated user may ask; impersonation answers the impersonated user.
+    if (route.type.plural === 'selfsubjectreviews' && method === 'POST')
+      return { status: 201, json: reviewSelf(ctx.actor, ctx.extra) };
     if (route.type.plural === 'selfsubjectrulesreviews' && method === 'POST')
       return { status: 201, json: reviewRules(ctx.actor, parseBody(ctx)) };
     authorize(ctx, route);

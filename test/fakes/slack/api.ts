@@ -35,5 +35,5 @@ export function answerApiCall(input: ApiCallInput, deps: ApiDeps): ApiReply {
   if (input.malformed) {
     return { body: { ok: false, error: input.malformed.error, response_metadata: { messages: [`[ERROR] could not parse JSON [json-pointer:/${input.malformed.field}]`] } }, rejection: true };
   }
-  return handler({ params: input.params, store: deps.store });
+  return handler({ params: input.params, store: deps.store, bot: deps.store.appFor(input.token) ?? deps.store.bot });
 }

@@ -23,6 +23,14 @@ export interface FakeSlackOptions {
   botToken?: string;
   extraTokens?: string[];
   bot?: Partial<Omit<BotIdentity, 'token'>>;
+  /**
+   * More Slack apps installed in the workspace (e.g. split mode's executor app), each with its own bot token,
+   * bot user and app id. A call with one's token acts as that app (its posts carry its bot_id and user, and it
+   * may edit only its own messages); interactions on its messages are delivered to its own Request URL and
+   * signing secret (`setEventsTarget(target, appId)`), as Slack routes block_actions by api_app_id. An extra
+   * app subscribes to no events unless given a target.
+   */
+  apps?: BotIdentity[];
   team?: Partial<TeamIdentity>;
   users?: FakeUser[];
   /** Usergroup id → member user ids, for usergroups.users.list. */
@@ -65,6 +73,8 @@ export class FakeSlack {
   readonly store: SlackStore;
   private readonly faults: Faults;
   private readonly link: AppLink;
+  /** The other apps' connections, by app id (their own Request URL and signing secret). */
+  private readonly appLinks = new Map<string, AppLink>();
   private readonly responseUrls = new ResponseUrls();
   private readonly waiters = new Waiters();
   private readonly acceptedTokens: Set<string>;
@@ -74,11 +84,13 @@ export class FakeSlack {
     const token = options.botToken ?? DEFAULT_TOKEN;
     const bot: BotIdentity = { token, userId: 'U0VIGIL', botId: 'B0VIGIL', appId: 'A0VIGIL', name: 'vigil', ...options.bot };
     const team: TeamIdentity = { id: 'T0FAKE', name: 'Fake Workspace', domain: 'fake', ...options.team };
-    const users = [{ id: bot.userId, name: bot.name, is_bot: true }, ...(options.users ?? [])];
-    this.store = new SlackStore({ bot, team, users, usergroups: options.usergroups ?? {}, channels: options.channels ?? [], startTs: options.startTs });
-    this.acceptedTokens = new Set([token, ...(options.extraTokens ?? [])]);
+    const apps = options.apps ?? [];
+    const users = [{ id: bot.userId, name: bot.name, is_bot: true }, ...apps.map((a) => ({ id: a.userId, name: a.name, is_bot: true })), ...(options.users ?? [])];
+    this.store = new SlackStore({ bot, apps, team, users, usergroups: options.usergroups ?? {}, channels: options.channels ?? [], startTs: options.startTs });
+    this.acceptedTokens = new Set([token, ...apps.map((a) => a.token), ...(options.extraTokens ?? [])]);
     this.faults = new Faults(options.postRatePerChannel);
     this.link = new AppLink(options.eventsTarget, () => this.waiters.notify());
+    for (const a of apps) this.appLinks.set(a.appId, new AppLink(undefined, () => this.waiters.notify()));
     this.server = createServer((req, res) => {
       this.route(req, res).catch((error: unknown) => {
         res.writeHead(500, { 'Content-Type': 'text/plain' }).end(String(error));
@@ -117,7 +129,7 @@ export class FakeSlack {
   }
 
   async close(): Promise<void> {
-    await this.link.idle();
+    await this.idle();
     await new Promise<void>((resolve) => {
       this.server.close(() => resolve());
       this.server.closeAllConnections();
@@ -186,8 +198,11 @@ export class FakeSlack {
 
   // ---- driving the app -------------------------------------------------------------------------------------
 
-  setEventsTarget(target: EventsTarget): void {
-    this.link.target = target;
+  /** Where the app under test (or, with `appId`, another installed app) receives its deliveries, signed with its secret. */
+  setEventsTarget(target: EventsTarget | undefined, appId?: string): void {
+    const link = appId && appId !== this.store.bot.appId ? this.appLinks.get(appId) : this.link;
+    if (!link) throw new Error(`fake Slack: no app ${appId} installed (FakeSlackOptions.apps)`);
+    link.target = target;
   }
 
   /** A human posts in a channel (or thread); delivered to the app as a `message` event. */
@@ -217,8 +232,10 @@ export class FakeSlack {
     return this.link.sendCommand({ ...input, team_id: this.store.team.id, api_app_id: this.store.bot.appId, response_url }, opts);
   }
 
+  /** Delivers an interaction to the app it is for: `api_app_id` names it, as Slack routes it (default: the app under test). */
   sendInteraction(payload: unknown, opts?: DeliveryOptions): Promise<DeliveryResult> {
-    return this.link.sendInteraction(payload, opts);
+    const appId = (payload as { api_app_id?: string } | null)?.api_app_id;
+    return (this.appLinks.get(appId ?? '') ?? this.link).sendInteraction(payload, opts);
   }
 
   newResponseUrl(context: { channel_id: string; user_id: string }): string {
@@ -226,12 +243,12 @@ export class FakeSlack {
   }
 
   /** Resolves when all deliveries to the app so far have been answered. */
-  idle(): Promise<void> {
-    return this.link.idle();
+  async idle(): Promise<void> {
+    await Promise.all([this.link, ...this.appLinks.values()].map((l) => l.idle()));
   }
 
   get deliveries(): readonly DeliveryRecord[] {
-    return this.link.deliveries;
+    return [this.link, ...this.appLinks.values()].flatMap((l) => l.deliveries).sort((a, b) => a.at - b.at);
   }
 
   /** What the app posted to response_urls, in order. */

@@ -9,6 +9,8 @@ export type NewMessage = Omit<StoredMessage, 'type' | 'ts' | 'edits'> & { ts?: s
 
 export interface StoreSetup {
   bot: BotIdentity;
+  /** Other Slack apps installed in the workspace, each with its own bot token and identity. */
+  apps?: BotIdentity[];
   team: TeamIdentity;
   users: FakeUser[];
   usergroups: Record<string, string[]>;
@@ -33,6 +35,8 @@ export interface OpenedView {
 
 export class SlackStore {
   readonly bot: BotIdentity;
+  /** Every installed app: the app under test (`bot`) first. */
+  readonly apps: BotIdentity[];
   readonly team: TeamIdentity;
   readonly users: Map<string, FakeUser>;
   readonly usergroups: Map<string, string[]>;
@@ -49,11 +53,17 @@ export class SlackStore {
 
   constructor(setup: StoreSetup) {
     this.bot = setup.bot;
+    this.apps = [setup.bot, ...(setup.apps ?? [])];
     this.team = setup.team;
     this.users = new Map(setup.users.map((u) => [u.id, u]));
     this.usergroups = new Map(Object.entries(setup.usergroups));
     this.channels = new Map(setup.channels.map((c) => [c.id, { is_member: true, ...c }]));
     this.clock = new TsClock(setup.startTs);
+  }
+
+  /** The app whose bot token this is. */
+  appFor(token: string | undefined): BotIdentity | undefined {
+    return this.apps.find((a) => a.token === token);
   }
 
   nextTs(): string {

@@ -12,7 +12,7 @@ function arrayOrUndefined(value: unknown): unknown[] | undefined {
   return Array.isArray(value) ? value : undefined;
 }
 
-const postMessage: MethodHandler = ({ params, store }: MethodContext) => {
+const postMessage: MethodHandler = ({ params, store, bot }: MethodContext) => {
   const channelId = strParam(params.channel);
   if (!channelId) return fail('channel_not_found');
   const invalid = validateMessagePayload(params);
@@ -32,9 +32,9 @@ const postMessage: MethodHandler = ({ params, store }: MethodContext) => {
     blocks: arrayOrUndefined(params.blocks),
     attachments: arrayOrUndefined(params.attachments),
     metadata: params.metadata,
-    user: store.bot.userId,
-    bot_id: store.bot.botId,
-    app_id: store.bot.appId,
+    user: bot.userId,
+    bot_id: bot.botId,
+    app_id: bot.appId,
     username: strParam(params.username),
     icon_emoji: strParam(params.icon_emoji),
     reply_broadcast: threadTs && boolParam(params.reply_broadcast) ? true : undefined,
@@ -49,14 +49,14 @@ function snapshot(message: StoredMessage, editedAt: number) {
 }
 
 /** chat.update: only the bot's own messages; omitted fields are kept (Slack: "[] removes blocks/attachments"). */
-const update: MethodHandler = ({ params, store }) => {
+const update: MethodHandler = ({ params, store, bot }) => {
   const channelId = strParam(params.channel);
   const ts = strParam(params.ts);
   if (!channelId) return fail('channel_not_found');
   if (!ts) return fail('message_not_found');
   const message = store.find(channelId, ts);
   if (!message) return fail('message_not_found');
-  if (message.bot_id !== store.bot.botId || message.origin !== 'app') return fail('cant_update_message');
+  if (message.bot_id !== bot.botId || message.origin !== 'app') return fail('cant_update_message');
   const invalid = validateMessagePayload(params, false);
   if (invalid) return reject(invalid);
   message.edits.push(snapshot(message, Date.now()));
@@ -64,11 +64,11 @@ const update: MethodHandler = ({ params, store }) => {
   if (params.blocks !== undefined) message.blocks = arrayOrUndefined(params.blocks);
   if (params.attachments !== undefined) message.attachments = arrayOrUndefined(params.attachments);
   if (params.metadata !== undefined) message.metadata = params.metadata;
-  message.edited = { user: store.bot.userId, ts: store.nextTs() };
+  message.edited = { user: bot.userId, ts: store.nextTs() };
   return ok({ channel: channelId, ts, text: message.text ?? '', message: toApiMessage(message, true) });
 };
 
-const postEphemeral: MethodHandler = ({ params, store }) => {
+const postEphemeral: MethodHandler = ({ params, store, bot }) => {
   const channelId = strParam(params.channel);
   const user = strParam(params.user);
   if (!channelId) return fail('channel_not_found');
@@ -87,7 +87,7 @@ const postEphemeral: MethodHandler = ({ params, store }) => {
   return ok({ message_ts: ts });
 };
 
-const getPermalink: MethodHandler = ({ params, store }) => {
+const getPermalink: MethodHandler = ({ params, store, bot }) => {
   const channelId = strParam(params.channel);
   const ts = strParam(params.message_ts);
   if (!channelId) return fail('channel_not_found');
@@ -99,7 +99,7 @@ const getPermalink: MethodHandler = ({ params, store }) => {
   return ok({ channel: channelId, permalink });
 };
 
-const addReaction: MethodHandler = ({ params, store }) => {
+const addReaction: MethodHandler = ({ params, store, bot }) => {
   const channelId = strParam(params.channel);
   const ts = strParam(params.timestamp);
   const name = strParam(params.name);
@@ -109,12 +109,12 @@ const addReaction: MethodHandler = ({ params, store }) => {
   if (!message) return fail('message_not_found');
   const reactions = (message.reactions ??= []);
   const existing = reactions.find((r) => r.name === name);
-  if (existing?.users.includes(store.bot.userId)) return fail('already_reacted');
+  if (existing?.users.includes(bot.userId)) return fail('already_reacted');
   if (existing) {
-    existing.users.push(store.bot.userId);
+    existing.users.push(bot.userId);
     existing.count += 1;
   } else {
-    reactions.push({ name, users: [store.bot.userId], count: 1 });
+    reactions.push({ name, users: [bot.userId], count: 1 });
   }
   return ok();
 };

@@ -5,15 +5,15 @@ import { fail, ok, type MethodHandler } from './reply.js';
 
 export const WORKSPACE_URL = 'https://fake.slack.test/';
 
-const authTest: MethodHandler = ({ store }) =>
+const authTest: MethodHandler = ({ store, bot }) =>
   ok({
     url: WORKSPACE_URL,
     team: store.team.name,
     team_id: store.team.id,
-    user: store.bot.name,
-    user_id: store.bot.userId,
-    bot_id: store.bot.botId,
-    app_id: store.bot.appId,
+    user: bot.name,
+    user_id: bot.userId,
+    bot_id: bot.botId,
+    app_id: bot.appId,
     is_enterprise_install: false,
   });
 
@@ -41,13 +41,13 @@ function userObject(store: SlackStore, id: string): Record<string, unknown> | un
   };
 }
 
-const usersInfo: MethodHandler = ({ params, store }) => {
+const usersInfo: MethodHandler = ({ params, store, bot }) => {
   const id = strParam(params.user);
   const user = id ? userObject(store, id) : undefined;
   return user ? ok({ user }) : fail('user_not_found');
 };
 
-const usergroupUsers: MethodHandler = ({ params, store }) => {
+const usergroupUsers: MethodHandler = ({ params, store, bot }) => {
   const id = strParam(params.usergroup);
   const users = id ? store.usergroups.get(id) : undefined;
   return users ? ok({ users: [...users] }) : fail('no_such_subteam');

@@ -1,11 +1,13 @@
 /** How method handlers answer: Slack's Web API always uses HTTP 200 with `{ ok, error? }` (429 aside). */
 import type { SlackValidationError } from '../blockkit.js';
 import type { SlackStore } from '../store.js';
-import type { ApiBody, ApiReply, Params } from '../types.js';
+import type { ApiBody, ApiReply, BotIdentity, Params } from '../types.js';
 
 export interface MethodContext {
   params: Params;
   store: SlackStore;
+  /** The app whose bot token made the call (a workspace may have several apps installed). */
+  bot: BotIdentity;
 }
 
 export type MethodHandler = (ctx: MethodContext) => ApiReply;
