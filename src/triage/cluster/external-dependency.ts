@@ -61,7 +61,7 @@ export const externalDependency: ClusterAnalyzer = {
     for (const h of hits) {
       const text = `${h.example} ${h.template}`.toLowerCase();
       const named = [...external.keys()].filter((x) => text.includes(x)).sort((a, b) => b.length - a.length)[0];
-      const host = named ?? (/upstream|provider|gateway|external|third.party|remote/i.test(text) ? soleExternal(h.workload) : undefined);
+      const host = named ?? (/(^|[^\w-])(upstream|provider|third[- ]party)([^\w-]|$)/i.test(text) ? soleExternal(h.workload) : undefined);
       if (!host) continue;
       if (h.first && h.first.getTime() < input.onset.getTime() - WINDOW_MS) standing.set(host, [...(standing.get(host) ?? []), h]);
       if (h.first && (h.first.getTime() < input.onset.getTime() - WINDOW_MS || h.first.getTime() > input.onset.getTime() + 10 * 60_000)) continue;

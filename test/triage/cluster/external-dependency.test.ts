@@ -57,4 +57,9 @@ describe('external-dependency look-alikes', () => {
     ]));
     expect(f).toMatchObject({ status: 'supported', component: { name: 'api.fxfeed.example' } });
   });
+
+  it('does not take a hyphenated name ("payments-gateway") for the word that points upstream', () => {
+    const out = externalDependency.analyze(world([{ template: 'logger=payments-gateway msg="charge failed" err="dial tcp 10.96.0.10:53: i/o timeout"', first: ago(5), level: 'error' }]));
+    expect(out.filter((f) => f.status === 'supported')).toEqual([]);
+  });
 });
