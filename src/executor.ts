@@ -27,7 +27,7 @@ import { loadPolicy } from './policy/index.js';
 import { createRedactor } from './redact/index.js';
 import { countingFetch } from './slack/api-metrics.js';
 import { registerApprovalListeners } from './slack/approval-listeners.js';
-import { createPostClient, createSlackApp } from './slack/app.js';
+import { createPostClient, createSlackApp, startReceiver } from './slack/app.js';
 import { SlackChat } from './slack/chat.js';
 import { preflightSlack } from './slack/preflight.js';
 import { openDatabase, type Database } from './store/db.js';
@@ -97,14 +97,7 @@ export async function startExecutor(config: Config, log: Logger, o: VigilOverrid
   });
   registerApprovalListeners(app, approvals, log);
 
-  const server = config.slack.mode === 'http' ? ((await app.start(config.slack.port)) as Server) : (await app.start(), undefined);
-  const address = server?.address();
-  const port = address && typeof address === 'object' ? address.port : undefined;
-  probes.useSlack(
-    server
-      ? () => (server.listening ? { ok: true } : { ok: false, error: 'HTTP receiver not listening' })
-      : () => (socketUp ? { ok: true } : { ok: false, error: 'Socket Mode connection to Slack not up' }),
-  );
+  const { server, port } = await startReceiver(app, config.slack.mode, config.slack.port, probes, () => socketUp);
   await approvals.resumeInterrupted();
   approvals.startExpiring();
   const handoff = new ExecutorHandoff(db.prisma, approvals, clock, log, {

@@ -44,7 +44,7 @@ import { createTracing } from './audit/tracing.js';
 import type { SpanExporter } from '@opentelemetry/sdk-trace';
 import { loadPolicy } from './policy/index.js';
 import { createRedactor, type Redactor } from './redact/index.js';
-import { createPostClient, createSlackApp, registerListeners } from './slack/app.js';
+import { createPostClient, createSlackApp, registerListeners, startReceiver } from './slack/app.js';
 import { SlackChat } from './slack/chat.js';
 import { openDatabase, type Database } from './store/db.js';
 import { applyMigrations } from './store/migrate.js';
@@ -340,14 +340,7 @@ export async function startVigil(config: Config, log: Logger, o: VigilOverrides 
     runner.afterReport = (incidentId) => desk.afterReport(incidentId);
   }
 
-  const server = config.slack.mode === 'http' ? ((await app.start(config.slack.port)) as Server) : (await app.start(), undefined);
-  const address = server?.address();
-  const port = address && typeof address === 'object' ? address.port : undefined;
-  probes.useSlack(
-    server
-      ? () => (server.listening ? { ok: true } : { ok: false, error: 'HTTP receiver not listening' })
-      : () => (socketUp ? { ok: true } : { ok: false, error: 'Socket Mode connection to Slack not up' }),
-  );
+  const { server, port } = await startReceiver(app, config.slack.mode, config.slack.port, probes, () => socketUp);
   log.info({ mode: config.slack.mode, port, channels: config.slack.alertChannels, database: db.provider, role: config.role }, 'Vigil is listening');
   if (investigator) log.info({ executor: serviceAccountUser(config.executor.serviceAccount) }, 'split mode: this is the investigator; proposals are handed to `vigil executor`, which posts the cards and writes');
   await runner.resumePending();

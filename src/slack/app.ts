@@ -1,5 +1,6 @@
 import { LogLevel, SocketModeReceiver, type App, type Logger as BoltLogger } from '@slack/bolt';
 import { WebClient, type WebClientOptions } from '@slack/web-api';
+import type { Server } from 'node:http';
 import type { Logger } from 'pino';
 import type { AlertMessage } from '../alerts/types.js';
 import type { IncidentDesk } from '../incidents/desk.js';
@@ -162,4 +163,19 @@ export function registerListeners(app: App, desk: IncidentDesk, log: Logger): vo
     }
   });
 
+}
+
+/**
+ * Start the app's receiver (HTTP on `port`, or Socket Mode) and tell the readiness probe how to check
+ * it: the HTTP server listening, or the Socket Mode connection up. The bot and the executor both do.
+ */
+export async function startReceiver(app: App, mode: 'http' | 'socket', port: number, probes: { useSlack(check: () => { ok: boolean; error?: string }): void }, socketUp: () => boolean): Promise<{ server?: Server; port?: number }> {
+  const server = mode === 'http' ? ((await app.start(port)) as Server) : (await app.start(), undefined);
+  const address = server?.address();
+  probes.useSlack(
+    server
+      ? () => (server.listening ? { ok: true } : { ok: false, error: 'HTTP receiver not listening' })
+      : () => (socketUp() ? { ok: true } : { ok: false, error: 'Socket Mode connection to Slack not up' }),
+  );
+  return { ...(server ? { server } : {}), ...(address && typeof address === 'object' ? { port: address.port } : {}) };
 }

@@ -74,39 +74,11 @@ export const externalDependency: ClusterAnalyzer = {
     for (const host of [...external.keys()].filter((h) => !byHost.has(h) && !standing.has(h)).slice(0, 50)) {
       const hs = soft.filter((h) => `${h.example} ${h.template}`.toLowerCase().includes(host));
       if (!hs.length || out.length >= 2) continue;
-      const component = declaredBy(input, host);
-      out.push({
-        key: `external-dependency:${component.namespace ?? ''}/${component.kind}/${component.name}`,
-        analyzer: 'external-dependency',
-        family: 'external-dependency',
-        status: 'ruled_out',
-        confidence: 0.05,
-        title: `${host} (outside the cluster) is failing`,
-        component,
-        mechanism: `${[...new Set(hs.map((h) => h.workload.name))].join(', ')} log rate-limited answers from ${host}.`,
-        reason: `${host} answers, with 429 (rate limited) that the callers retry ("${clip(hs[0]!.example, 120)}"): a throttle it applies, not an outage, and nothing harder fails towards it`,
-        facts: { host },
-        supporting: [],
-        refuting: hs.slice(0, 2).map((h) => logEvidence(h, `${h.workload.name} ← ${host} rate-limits`)),
-      });
+      out.push(clearedHost(input, host, hs, `log rate-limited answers from ${host}`, `${host} answers, with 429 (rate limited) that the callers retry ("${clip(hs[0]!.example, 120)}"): a throttle it applies, not an outage, and nothing harder fails towards it`, `${host} rate-limits`));
     }
     for (const [host, hs] of [...standing].filter(([h]) => !byHost.has(h)).slice(0, 2)) {
-      const component = declaredBy(input, host);
       const first = hs.map((h) => h.first!).sort((a, b) => a.getTime() - b.getTime())[0]!;
-      out.push({
-        key: `external-dependency:${component.namespace ?? ''}/${component.kind}/${component.name}`,
-        analyzer: 'external-dependency',
-        family: 'external-dependency',
-        status: 'ruled_out',
-        confidence: 0.05,
-        title: `${host} (outside the cluster) is failing`,
-        component,
-        mechanism: `${[...new Set(hs.map((h) => h.workload.name))].join(', ')} log failures naming ${host}.`,
-        reason: `they began at ${clockTime(first)}, ${humanDuration(input.onset.getTime() - first.getTime())} before the alert, and kept their pace: a standing condition, not what changed at the onset`,
-        facts: { host },
-        supporting: [],
-        refuting: hs.slice(0, 2).map((h) => logEvidence(h, `${h.workload.name} → ${host}, failing since before the onset`)),
-      });
+      out.push(clearedHost(input, host, hs, `log failures naming ${host}`, `they began at ${clockTime(first)}, ${humanDuration(input.onset.getTime() - first.getTime())} before the alert, and kept their pace: a standing condition, not what changed at the onset`, `failing towards ${host} since before the onset`));
     }
     // The look-alike: errors that name an outside host but fail at name resolution say nothing about
     // the host ("is Stripe down?"); raised and ruled out, so the board answers the question.
@@ -114,21 +86,7 @@ export const externalDependency: ClusterAnalyzer = {
     for (const host of [...external.keys()].filter((x) => !byHost.has(x)).slice(0, 50)) {
       const hs = dnsHits.filter((h) => `${h.example} ${h.template}`.toLowerCase().includes(host) && !DNS_SERVER.test(h.workload.name));
       if (!hs.length || out.length >= 2) continue;
-      const component = declaredBy(input, host);
-      out.push({
-        key: `external-dependency:${component.namespace ?? ''}/${component.kind}/${component.name}`,
-        analyzer: 'external-dependency',
-        family: 'external-dependency',
-        status: 'ruled_out',
-        confidence: 0.05,
-        title: `${host} (outside the cluster) is down`,
-        component,
-        mechanism: `${[...new Set(hs.map((h) => h.workload.name))].join(', ')} log failures naming ${host}.`,
-        reason: `the calls fail resolving ${host} ("${clip(hs[0]!.example, 140)}"): name resolution, not ${host}, is failing`,
-        facts: { host },
-        supporting: [],
-        refuting: hs.slice(0, 2).map((h) => logEvidence(h, `${h.workload.name} cannot resolve ${host}`)),
-      });
+      out.push(clearedHost(input, host, hs, `log failures naming ${host}`, `the calls fail resolving ${host} ("${clip(hs[0]!.example, 140)}"): name resolution, not ${host}, is failing`, `cannot resolve ${host}`, 'is down'));
     }
     for (const [host, hs] of byHost) {
       const component = declaredBy(input, host);
@@ -174,4 +132,23 @@ function declaredBy(input: ClusterTriageInput, host: string): ComponentRef {
   const t = input.cluster.topology;
   const entry = t.externalHosts.get(host) ?? [...t.externalHosts.entries()].find(([h]) => h.startsWith('*.') && host.endsWith(h.slice(1)))?.[1];
   return entry ? refOfId(entry) : { kind: 'ExternalService', name: host };
+}
+
+/** An outside host raised as a look-alike and ruled out, with what its callers log and why it is cleared. */
+function clearedHost(input: ClusterTriageInput, host: string, hs: LogHit[], logs: string, reason: string, label: string, what = 'is failing'): Finding {
+  const component = declaredBy(input, host);
+  return {
+    key: `external-dependency:${component.namespace ?? ''}/${component.kind}/${component.name}`,
+    analyzer: 'external-dependency',
+    family: 'external-dependency',
+    status: 'ruled_out',
+    confidence: 0.05,
+    title: `${host} (outside the cluster) ${what}`,
+    component,
+    mechanism: `${[...new Set(hs.map((h) => h.workload.name))].join(', ')} ${logs}.`,
+    reason,
+    facts: { host },
+    supporting: [],
+    refuting: hs.slice(0, 2).map((h) => logEvidence(h, `${h.workload.name}: ${label}`)),
+  };
 }
