@@ -569,14 +569,34 @@ async function checkExecutor(setup: Setup, o: DoctorOptions, out: Output): Promi
 /**
  * `vigil doctor [options]`: prints the report and returns the exit code (0 good, 1 reader can write or
  * misses a read, 2 bad settings or an unreachable cluster or provider, unless a write was found before
- * it: that stays 1). `print` receives each line (default stdout).
+ * it: that stays 1). `print` receives each line (default stdout). Every run but `--help` then records
+ * its result as a `doctor.completed` audit row on DATABASE_URL (./doctor-record.ts) for App Home, or
+ * prints one line saying it was not recorded; that never changes the exit code.
  */
 export async function runDoctor(argv: string[], env: Record<string, string | undefined>, print: (line: string) => void = (l) => console.log(l)): Promise<number> {
+  const lines: string[] = [];
+  const run = { help: false };
+  const code = await doctorChecks(argv, env, (l) => {
+    lines.push(l);
+    print(l);
+  }, run);
+  if (run.help) return code;
+  try {
+    const { recordDoctorResult } = await import('./doctor-record.js');
+    print(await recordDoctorResult(lines, code, env));
+  } catch (err) {
+    print(`Result not recorded in the audit trail: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  return code;
+}
+
+async function doctorChecks(argv: string[], env: Record<string, string | undefined>, print: (line: string) => void, run: { help: boolean }): Promise<number> {
   let o: DoctorOptions;
   let setup: Setup;
   try {
     o = parseArgs(argv);
     if (o.help) {
+      run.help = true;
       print(USAGE);
       return 0;
     }

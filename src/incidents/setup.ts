@@ -1,7 +1,7 @@
 /**
  * App Home's setup panel: what a new team needs to see to trust Vigil is wired up — the channels it watches
  * and whether it is in each, which evidence sources are connected or failing, the write policy, the model,
- * and the Slack token check made at start. Facts known at start come from the composition root; the rest
+ * the Slack token check made at start and the last `vigil doctor` run recorded in the audit trail. Facts known at start come from the composition root; the rest
  * is asked when Home is published (channel membership from Slack, failures from the last investigation).
  */
 import type { Db } from '../store/db.js';
@@ -9,6 +9,7 @@ import type { SetupModel } from '../slack/blocks/models.js';
 import type { ChatPort } from './chat.js';
 import type { Clock } from './clock.js';
 import { readContext } from './context.js';
+import { lastDoctorResult } from './doctor-result.js';
 
 /** An evidence source as configured; `keyword` finds its failures among an investigation's gaps. */
 export interface SourceSetting {
@@ -52,6 +53,7 @@ export class SetupPanel {
       policy: facts.policy,
       ...(facts.model ? { model: facts.model } : {}),
       ...(facts.preflight ? { preflight: facts.preflight } : {}),
+      doctor: await lastDoctorResult(this.db),
     };
   }
 

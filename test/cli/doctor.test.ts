@@ -5,8 +5,11 @@
  * resourceNames, so a by-name grant becomes a grant in that namespace (doctor only asks by name where
  * the manifests grant by name).
  */
+import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { runAuditCommand } from '../../src/audit/cli.js';
+import { freshDatabase } from '../audit/helpers.js';
 import { startFakeKube, type FakeKube } from '../fakes/kubernetes/server.js';
 import { doctor, EXECUTOR, executor, kubeconfig, POLICY, reader, readerRules, removeTempFiles } from './doctor-harness.js';
 
@@ -143,5 +146,80 @@ describe('vigil doctor', () => {
     const { code, text } = await doctor([], { KUBECONFIG: kubeconfig(kube.url, 'unknown-token'), VIGIL_POLICY_FILE: POLICY });
     expect(code).toBe(2);
     expect(text).toContain('the credentials were rejected (HTTP 401)');
+  });
+});
+
+/** A port nothing listens on. */
+const closedPort = () =>
+  new Promise<number>((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const p = (s.address() as { port: number }).port;
+      s.close(() => resolve(p));
+    });
+  });
+
+describe('vigil doctor records its result in the audit trail (App Home reads it)', () => {
+  it('with DATABASE_URL: one doctor.completed row per run, small and redacted, and the chain still verifies', async () => {
+    const t = await freshDatabase('sqlite');
+    try {
+      const env = { KUBECONFIG: kubeconfig(kube.url, 'reader'), VIGIL_POLICY_FILE: POLICY, DATABASE_URL: t.target.url, USER: 'ops-alice' };
+      const good = await doctor([], env);
+      expect(good.code, good.text).toBe(0);
+      expect(good.text.split('\n').at(-1)).toMatch(/^Result recorded in the audit trail \(file:.*\): App Home's setup panel shows it\.$/);
+
+      const leaky = await doctor([], { ...env, KUBECONFIG: kubeconfig(kube.url, 'leaky-reader'), USER: 'ops-bob' });
+      expect(leaky.code).toBe(1);
+      expect(leaky.text).toContain('Result recorded in the audit trail');
+
+      const rows = await t.db.prisma.auditEvent.findMany({ where: { kind: 'doctor.completed' }, orderBy: { id: 'asc' } });
+      expect(rows).toHaveLength(2);
+      expect(rows.map((r) => [r.actor, r.incidentId])).toEqual([
+        ['cli:ops-alice', null],
+        ['cli:ops-bob', null],
+      ]);
+      const [ok, failed] = rows.map((r) => JSON.parse(r.data) as Record<string, unknown>);
+      expect(Object.keys(ok!).sort()).toEqual(['exitCode', 'failed', 'failedChecks', 'mode', 'ok', 'passed', 'ranBy', 'warnings']);
+      expect(ok).toMatchObject({ ok: true, exitCode: 0, failed: 0, failedChecks: [], ranBy: 'ops-alice', mode: expect.stringMatching(/single/i) });
+      expect(ok!['passed']).toBe(good.text.split('\n').filter((l) => l.trimStart().startsWith('✓')).length);
+      expect(failed).toMatchObject({ ok: false, exitCode: 1, failedChecks: expect.arrayContaining(['CAN patch deployments — shop']) });
+      expect(failed!['failed']).toBe((failed!['failedChecks'] as string[]).length);
+      // The report itself (kubeconfig path, cluster URL, every line) is not copied into the row.
+      expect(rows.every((r) => r.data.length < 1000 && !r.data.includes(kube.url) && !r.data.includes('KUBECONFIG'))).toBe(true);
+
+      const out: string[] = [];
+      const err: string[] = [];
+      expect(await runAuditCommand(['audit', 'verify'], { DATABASE_URL: t.target.url }, { out: (l) => out.push(l), err: (l) => err.push(l) })).toBe(0);
+      expect(out.join('\n')).toContain('Audit trail intact: 2 row(s) checked');
+      expect(err).toEqual([]);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('without a usable database doctor exits as before and says, in one line, that the result was not recorded', async () => {
+    const env = { KUBECONFIG: kubeconfig(kube.url, 'reader'), VIGIL_POLICY_FILE: POLICY };
+    const none = await doctor([], env);
+    expect(none.code, none.text).toBe(0);
+    expect(none.text).toContain('✓ OK');
+    const notRecorded = (text: string) => text.split('\n').filter((l) => l.startsWith('Result not recorded'));
+    expect(notRecorded(none.text)).toEqual(['Result not recorded in the audit trail (App Home will not show it): no database configured (DATABASE_URL is not set and ./data/vigil.db does not exist)']);
+    expect(none.text.split('\n').at(-1)).toBe(notRecorded(none.text)[0]);
+
+    // A SQLite file that does not exist is not created by doctor.
+    const missing = `${kubeconfig(kube.url, 'reader')}-nothing-here.db`;
+    const file = await doctor([], { ...env, DATABASE_URL: `file:${missing}` });
+    expect(file.code).toBe(0);
+    expect(notRecorded(file.text)).toHaveLength(1);
+    expect(notRecorded(file.text)[0]).toContain('does not exist');
+    expect(existsSync(missing)).toBe(false);
+
+    // A PostgreSQL server that cannot be reached: the password is not printed, the exit code is the report's.
+    const pg = await doctor([], { ...env, KUBECONFIG: kubeconfig(kube.url, 'leaky-reader'), DATABASE_URL: `postgresql://vigil:s3cret-pw@127.0.0.1:${await closedPort()}/vigil` });
+    expect(pg.code).toBe(1);
+    expect(notRecorded(pg.text)).toHaveLength(1);
+    expect(pg.text).not.toContain('s3cret-pw');
+
+    // --help records nothing and says nothing about it.
+    expect((await doctor(['--help'], { DATABASE_URL: 'file:/nonexistent/x.db' })).text).not.toContain('Result');
   });
 });

@@ -8,7 +8,10 @@
  *   - `/sre status` links to each thread;
  *   - App Home lists the fixes the viewer's groups may approve (not to others) and a setup panel.
  */
+import { readFileSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runDoctor } from '../../src/cli/doctor.js';
+import { verifyAuditTrail } from '../../src/audit/verify.js';
 import { renderBlocksAsText } from '../../src/slack/blocks/text.js';
 import { appHomeOpenedEnvelope, type StoredMessage } from '../fakes/slack/index.js';
 import { ALERT_CHANNEL, DEMO_USERS, startWorld, type World } from '../support/world.js';
@@ -67,6 +70,31 @@ describe('App Home and /sre status', () => {
     expect(home).toMatch(/🛡️ \*Policy:\* `[^`]*policy\.example\.yaml`, \d+ rules? — every fix needs approval/);
     expect(home).toContain('🤖 *Model:* off');
     expect(home).toMatch(/✅ Slack tokens checked at start <!date\^\d+\^/);
+    expect(home).toContain('Last `vigil doctor` (RBAC: the reader cannot write): never run against this database');
+    expect(home).not.toContain('not recorded here');
+  });
+
+  it('shows the last `vigil doctor` run against its database: passed with the count and when, or failed with what', async () => {
+    const lines: string[] = [];
+    const env = { KUBECONFIG: world.kubeconfigPath, VIGIL_POLICY_FILE: POLICY, DATABASE_URL: world.vigil!.db.url, USER: 'ops-carol' };
+    const code = await runDoctor([], env, (l) => lines.push(l));
+    expect(lines.at(-1), lines.join('\n')).toMatch(/^Result recorded in the audit trail/);
+    const passed = lines.filter((l) => l.trimStart().startsWith('✓')).length;
+    expect(code, lines.join('\n')).toBe(0);
+    const home = await homeOf(world, BOB);
+    expect(home).toMatch(new RegExp(`✅ Last \`vigil doctor\`: passed \\(${passed} checks\\) <!date\\^\\d+\\^\\{time\\}\\|[^>]+> by ops-carol`));
+    expect(home).not.toContain('never run against this database');
+
+    // A newer failed run (credentials the API server rejects): Home names what failed. Doctor's rows and the app's share one intact chain.
+    const badConfig = `${world.kubeconfigPath}.rejected`;
+    writeFileSync(badConfig, readFileSync(world.kubeconfigPath, 'utf8').replace(/token: *\S+/, 'token: not-a-known-token'));
+    const bad: string[] = [];
+    expect(await runDoctor([], { ...env, KUBECONFIG: badConfig, USER: 'ops-dan' }, (l) => bad.push(l))).toBe(2);
+    expect(bad.at(-1), bad.join('\n')).toMatch(/^Result recorded in the audit trail/);
+    const failed = await homeOf(world, BOB);
+    expect(failed).toMatch(/⚠️ Last `vigil doctor`: failed: cannot reach the Kubernetes API at \S+: the credentials were rejected \(HTTP 401\)[^<]* — <!date\^\d+\^/);
+    expect(failed).toContain('by ops-dan');
+    expect((await verifyAuditTrail(db(world))).ok).toBe(true);
   });
 
   it('/sre status links to each incident thread', async () => {

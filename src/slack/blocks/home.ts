@@ -54,6 +54,19 @@ function awaitingBlocks(items: NonNullable<StatusModel['awaitingYou']>): KnownBl
 const CHANNEL_ID = /^[CG][A-Z0-9]{2,}$/;
 const channelRef = (id: string, name?: string) => (CHANNEL_ID.test(id) ? `<#${id}>` : `#${mrkdwnText(name ?? id, 80)}`);
 
+const DOCTOR_FAILED_SHOWN = 5;
+
+/** The newest `vigil doctor` run (RBAC: the reader cannot write) recorded on this database, if any. */
+function doctorLine(d: SetupModel['doctor']): string {
+  if (d === undefined) return '`vigil doctor` (RBAC: the reader cannot write) runs from the command line';
+  if (d === null) return '▫️ Last `vigil doctor` (RBAC: the reader cannot write): never run against this database';
+  const by = d.ranBy ? ` by ${mrkdwnText(d.ranBy, 40)}` : '';
+  if (d.ok) return `✅ Last \`vigil doctor\`: passed (${d.passed} check${d.passed === 1 ? '' : 's'}) ${slackTime(d.at, false)}${by}`;
+  const names = d.failedChecks.slice(0, DOCTOR_FAILED_SHOWN).map((n) => mrkdwnText(n, 160));
+  const more = d.failed - names.length;
+  return `⚠️ Last \`vigil doctor\`: failed: ${names.join('; ') || 'see its output'}${more > 0 ? ` (+${more} more)` : ''} — ${slackTime(d.at, false)}${by}`;
+}
+
 /** The setup panel: channels, evidence sources, policy, model and the start-up check, one line each. */
 function setupBlocks(s: SetupModel): KnownBlock[] {
   const channels = s.channels.map((c) =>
@@ -69,7 +82,7 @@ function setupBlocks(s: SetupModel): KnownBlock[] {
   const lines = [`*Watched channels*\n${channels.join('\n') || '_none_'}`, `*Evidence sources*\n${sources.join('\n') || '_none_'}`, policy, model];
   const checks = [
     s.preflight ? `${s.preflight.ok ? '✅' : '⚠️'} Slack tokens checked at start ${slackTime(s.preflight.at, false)}${s.preflight.detail ? `: ${mrkdwnText(s.preflight.detail, 300)}` : ''}` : 'Slack tokens: not checked at start',
-    '`vigil doctor` (RBAC: the reader cannot write) runs from the command line; its result is not recorded here',
+    doctorLine(s.doctor),
   ];
   return [dividerBlock(), headerBlock('Setup'), sectionBlock(truncateMrkdwn(lines.join('\n'), SLACK_LIMITS.sectionText)), contextBlock(checks)];
 }

@@ -193,4 +193,6 @@ export interface SetupModel {
   model?: { provider: string; name?: string };
   /** The Slack token check at start (src/slack/preflight.ts). */
   preflight?: { at: Date; ok: boolean; detail?: string };
+  /** The newest `vigil doctor` run recorded on this database (src/cli/doctor-record.ts); null: never. */
+  doctor?: { at: Date; ok: boolean; passed: number; failed: number; failedChecks: string[]; mode?: string; ranBy?: string } | null;
 }
