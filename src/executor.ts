@@ -30,6 +30,7 @@ import { registerApprovalListeners } from './slack/approval-listeners.js';
 import { createPostClient, createSlackApp, startReceiver } from './slack/app.js';
 import { SlackChat } from './slack/chat.js';
 import { preflightSlack } from './slack/preflight.js';
+import { EXECUTOR_SCOPES } from './slack/scopes.js';
 import { openDatabase, type Database } from './store/db.js';
 import { applyMigrations } from './store/migrate.js';
 import { externalProviders, serviceAccountUser, type VigilOverrides } from './vigil.js';
@@ -65,7 +66,8 @@ export async function startExecutor(config: Config, log: Logger, o: VigilOverrid
   const probes = o.probes ?? new Probes();
   const metrics = o.metrics ?? new VigilMetrics();
   if (!o.botUserId) {
-    const who = await preflightSlack(config.slack, { ...(config.slack.apiUrl ? { slackApiUrl: config.slack.apiUrl } : {}), ...o.slackClientOptions });
+    // Its own app's scopes (manifest.executor.yml), not the investigator's.
+    const who = await preflightSlack({ ...config.slack, scopes: EXECUTOR_SCOPES, manifest: 'manifest.executor.yml' }, { ...(config.slack.apiUrl ? { slackApiUrl: config.slack.apiUrl } : {}), ...o.slackClientOptions });
     log.info({ botUserId: who.userId, team: who.team }, "the executor's Slack app tokens accepted");
   }
   const db = await openDatabase(config.databaseUrl, { logger: log });

@@ -15,6 +15,9 @@ export interface PreflightSettings {
   botToken: string;
   appToken?: string;
   mode: 'socket' | 'http';
+  /** The scopes the bot token must hold, and the manifest that lists them: Vigil's (default) or the executor app's. */
+  scopes?: readonly string[];
+  manifest?: string;
 }
 
 /** Web API errors that mean "this token is not one Slack accepts", and what to do about each. */
@@ -55,11 +58,11 @@ export async function preflightSlack(s: PreflightSettings, clientOptions: WebCli
   }
   const granted = auth.response_metadata?.scopes;
   // Slack lists the token's scopes on every answer; a missing one fails later, call by call.
-  const missing = granted ? BOT_SCOPES.filter((x) => !granted.includes(x)) : [];
+  const missing = granted ? (s.scopes ?? BOT_SCOPES).filter((x) => !granted.includes(x)) : [];
   const missingOptional = missing.filter((x) => OPTIONAL_SCOPES.includes(x));
   const missingScopes = missing.filter((x) => !OPTIONAL_SCOPES.includes(x));
   if (missingScopes.length) {
-    throw new SlackPreflightError(`SLACK_BOT_TOKEN lacks the scopes ${missingScopes.join(', ')}: add them (manifest.yml lists every scope Vigil uses) under OAuth & Permissions and reinstall the app, then copy the new token.`);
+    throw new SlackPreflightError(`SLACK_BOT_TOKEN lacks the scopes ${missingScopes.join(', ')}: add them (${s.manifest ?? 'manifest.yml'} lists every scope ${s.manifest ? 'this app' : 'Vigil'} uses) under OAuth & Permissions and reinstall the app, then copy the new token.`);
   }
   if (s.mode === 'socket') {
     if (!s.appToken) throw new SlackPreflightError(`Socket Mode needs SLACK_APP_TOKEN: ${APP_FIX}.`);

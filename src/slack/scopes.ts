@@ -43,6 +43,28 @@ export const EVENT_SCOPES: Readonly<Record<string, readonly string[]>> = {
 export const BOT_SCOPES: readonly string[] = ['channels:history', 'channels:read', 'chat:write', 'commands', 'groups:history', 'groups:read', 'reactions:write', 'usergroups:read', 'users:read'];
 
 /**
+ * Split mode's executor app (`vigil executor`, manifest.executor.yml): the Web API methods its process calls —
+ * auth.test (start-up), the approval cards and notes (post once, finding a post whose answer was lost by its
+ * tag in the thread; update; permalink), the clicker's name, the ephemeral note on a failed click, and the
+ * approver groups. No events, no slash command: it takes only interactivity (block actions) on its own
+ * Request URL. test/slack/scopes.test.ts derives this list from what src/executor.ts wires up.
+ */
+export const EXECUTOR_METHODS: readonly string[] = [
+  'auth.test',
+  'chat.getPermalink',
+  'chat.postEphemeral',
+  'chat.postMessage',
+  'chat.update',
+  'conversations.history',
+  'conversations.replies',
+  'usergroups.users.list',
+  'users.info',
+];
+
+/** What manifest.executor.yml grants the executor's bot (the test keeps it equal to EXECUTOR_METHODS' scopes); its start-up checks them. */
+export const EXECUTOR_SCOPES: readonly string[] = ['channels:history', 'chat:write', 'groups:history', 'usergroups:read', 'users:read'];
+
+/**
  * Granted scopes whose calls are courtesy only (a reaction on a post): a token without them still runs, with a
  * warning at start, so an install made before they were added keeps working until it is reinstalled.
  */

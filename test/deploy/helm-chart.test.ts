@@ -231,6 +231,70 @@ describe('split mode (executor.split.enabled)', () => {
     expect(byKind(split, 'RoleBinding').filter((b) => b.subjects!.some((x) => x.name === executorSa)).map((b) => b.metadata.namespace).sort()).toEqual(['payments', 'payments-staging', 'shop', 'shop-staging']);
   });
 
+  const selects = (sel: Record<string, string>, labels: Record<string, string>) => Object.entries(sel).every(([k, v]) => labels[k] === v);
+  const podsOf = (docs: Obj[]) => byKind(docs, 'Deployment').map((d) => ({ name: d.metadata.name, labels: d.spec.template.metadata.labels as Record<string, string> }));
+  const coverage = (docs: Obj[]) =>
+    podsOf(docs).map(({ name, labels }) => ({
+      pod: name,
+      pdbs: byKind(docs, 'PodDisruptionBudget').filter((p) => selects(p.spec.selector.matchLabels, labels)).map((p) => p.metadata.name),
+      policies: byKind(docs, 'NetworkPolicy').filter((n) => selects(n.spec.podSelector.matchLabels, labels)).map((n) => n.metadata.name),
+    }));
+
+  it('covers each pod, investigator and executor, by exactly one PDB and one NetworkPolicy of its own', () => {
+    expect(coverage(split)).toEqual([
+      { pod: 'vigil', pdbs: ['vigil'], policies: ['vigil'] },
+      { pod: 'vigil-executor', pdbs: ['vigil-executor'], policies: ['vigil-executor'] },
+    ]);
+    // The executor's Deployment and Service select its pod with the same labels as its PDB and policy.
+    const executor = split.find((d) => d.kind === 'Deployment' && d.metadata.name === 'vigil-executor')!;
+    const sel = executor.spec.selector.matchLabels;
+    expect(sel['app.kubernetes.io/component']).toBe('executor');
+    expect(split.find((d) => d.kind === 'PodDisruptionBudget' && d.metadata.name === 'vigil-executor')!.spec.selector.matchLabels).toEqual(sel);
+    expect(split.find((d) => d.kind === 'NetworkPolicy' && d.metadata.name === 'vigil-executor')!.spec.podSelector.matchLabels).toEqual(sel);
+    expect(split.find((d) => d.kind === 'Service' && d.metadata.name === 'vigil-executor')!.spec.selector).toEqual(sel);
+  });
+
+  it("the executor's NetworkPolicy: egress to DNS, the API server, HTTPS (Slack) and PostgreSQL only; ingress on port http in HTTP mode", () => {
+    const np = split.find((d) => d.kind === 'NetworkPolicy' && d.metadata.name === 'vigil-executor')!;
+    const bot = split.find((d) => d.kind === 'NetworkPolicy' && d.metadata.name === 'vigil')!;
+    expect(np.spec.policyTypes).toEqual(['Ingress', 'Egress']);
+    const [dns, api, internet, db, ...rest] = np.spec.egress;
+    // The same DNS, API server and internet rules as the investigator's, none of its extraEgress (LLM gateway, Prometheus).
+    expect([dns, api, internet]).toEqual(bot.spec.egress.slice(0, 3));
+    expect(api.to).toEqual([{ ipBlock: { cidr: '172.18.0.2/32' } }, { ipBlock: { cidr: '10.96.0.1/32' } }]);
+    expect(db).toEqual({ ports: [{ port: 5432, protocol: 'TCP' }] });
+    expect(rest).toEqual([]);
+    expect(np.spec.ingress).toEqual([{ ports: [{ port: 'http', protocol: 'TCP' }] }]);
+    expect(split.find((d) => d.kind === 'Deployment' && d.metadata.name === 'vigil-executor')!.spec.template.spec.containers[0].ports[0].name).toBe('http');
+  });
+
+  it("the executor's NetworkPolicy takes no inbound traffic in Socket Mode, and no database rule with SQLite unless told", () => {
+    const socket = render({ ...splitValues, executor: { ...splitValues.executor, split: { ...splitValues.executor.split, signingSecret: '', appToken: 'xapp-1-executor' } } });
+    const np = socket.find((d) => d.kind === 'NetworkPolicy' && d.metadata.name === 'vigil-executor')!;
+    expect(validateObject(np)).toEqual([]);
+    expect(np.spec.ingress).toEqual([]);
+    const explicit = render({ ...splitValues, executor: { ...splitValues.executor, split: { ...splitValues.executor.split, slackMode: 'socket' } } });
+    expect(explicit.find((d) => d.kind === 'NetworkPolicy' && d.metadata.name === 'vigil-executor')!.spec.ingress).toEqual([]);
+    const dbPeer = [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'db' } } }];
+    const sqlite = render({ ...splitValues, database: { url: 'file:/data/vigil.db' }, networkPolicy: { ...splitValues.networkPolicy, executor: { ingressFrom: dbPeer, extraEgress: [] } } });
+    const sqliteNp = sqlite.find((d) => d.kind === 'NetworkPolicy' && d.metadata.name === 'vigil-executor')!;
+    expect(sqliteNp.spec.egress).toHaveLength(3);
+    expect(sqliteNp.spec.ingress[0].from).toEqual(dbPeer);
+    const inSecret = render({ ...splitValues, database: { url: 'file:/data/vigil.db' }, networkPolicy: { ...splitValues.networkPolicy, database: { to: dbPeer, ports: [5432] } } });
+    expect(inSecret.find((d) => d.kind === 'NetworkPolicy' && d.metadata.name === 'vigil-executor')!.spec.egress[3]).toEqual({ ports: [{ port: 5432, protocol: 'TCP' }], to: dbPeer });
+  });
+
+  it('changes nothing for the investigator, and adds no PDB or NetworkPolicy, with split mode off', () => {
+    for (const docs of [defaults, full]) expect(coverage(docs)).toEqual([{ pod: 'vigil', pdbs: ['vigil'], policies: ['vigil'] }]);
+    for (const kind of ['PodDisruptionBudget', 'NetworkPolicy']) expect(split.filter((d) => d.kind === kind && d.metadata.name === 'vigil'), kind).toEqual(byKind(full, kind));
+    // Split settings given but split off: the same documents as without them.
+    const off = render({ ...fullValues, executor: { ...fullValues.executor, split: { ...splitValues.executor.split, enabled: false, slackMode: 'http' } }, networkPolicy: { ...fullValues.networkPolicy, executor: { extraEgress: [{ to: [{ ipBlock: { cidr: '10.1.0.0/16' } }] }], ingressFrom: [] } } });
+    expect(off).toEqual(full);
+    // And with PDBs or NetworkPolicies switched off, split mode renders none for the executor either.
+    const none = render({ ...splitValues, podDisruptionBudget: { enabled: false }, networkPolicy: { ...splitValues.networkPolicy, enabled: false } });
+    expect(none.filter((d) => d.kind === 'PodDisruptionBudget' || d.kind === 'NetworkPolicy')).toEqual([]);
+  });
+
   it('matches deploy/components/split-executor (the kustomize component)', () => {
     const binding = deployDocs('components/split-executor/executor-reader-binding.yaml')[0]!;
     expect(binding.roleRef).toEqual({ apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'vigil-reader' });

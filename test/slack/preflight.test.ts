@@ -4,7 +4,7 @@
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { preflightSlack, SlackPreflightError } from '../../src/slack/preflight.js';
-import { BOT_SCOPES } from '../../src/slack/scopes.js';
+import { BOT_SCOPES, EXECUTOR_SCOPES } from '../../src/slack/scopes.js';
 import { startFakeSlack, type FakeSlack } from '../fakes/slack/server.js';
 
 let full: FakeSlack;
@@ -35,6 +35,20 @@ describe('preflightSlack', () => {
   it('a bot token missing scopes names them and says to reinstall', async () => {
     const msg = await failure(preflightSlack({ botToken: narrow.botToken, mode: 'http' }, { slackApiUrl: narrow.apiUrl }));
     expect(msg).toMatch(/SLACK_BOT_TOKEN lacks the scopes usergroups:read, users:read: .*reinstall the app/);
+  });
+
+  it("the executor app's token is checked against its own scopes (manifest.executor.yml), not Vigil's", async () => {
+    const executor = await startFakeSlack({ scopes: [...EXECUTOR_SCOPES] });
+    const narrowExecutor = await startFakeSlack({ scopes: EXECUTOR_SCOPES.filter((s) => s !== 'usergroups:read') });
+    try {
+      const settings = { mode: 'http' as const, scopes: EXECUTOR_SCOPES, manifest: 'manifest.executor.yml' };
+      await expect(preflightSlack({ ...settings, botToken: executor.botToken }, { slackApiUrl: executor.apiUrl })).resolves.toBeDefined();
+      // The same token fails Vigil's own check: it lacks what only the investigator uses.
+      expect(await failure(preflightSlack({ botToken: executor.botToken, mode: 'http' }, { slackApiUrl: executor.apiUrl }))).toMatch(/lacks the scopes .*commands/);
+      expect(await failure(preflightSlack({ ...settings, botToken: narrowExecutor.botToken }, { slackApiUrl: narrowExecutor.apiUrl }))).toMatch(/lacks the scopes usergroups:read: add them \(manifest\.executor\.yml lists every scope this app uses\)/);
+    } finally {
+      await Promise.all([executor.close(), narrowExecutor.close()]);
+    }
   });
 
   it('Socket Mode without an app token, or with a refused one', async () => {

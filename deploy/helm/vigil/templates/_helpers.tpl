@@ -41,6 +41,58 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/component: bot
 {{- end -}}
 
+{{/* Split mode's executor pod: the same name and instance, component executor, so no selector of the bot's
+     (Service, PDB, NetworkPolicy) matches it and none of its own matches the bot. */}}
+{{- define "vigil.executorSelectorLabels" -}}
+app.kubernetes.io/name: {{ include "vigil.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: executor
+{{- end -}}
+
+{{/* Does the executor take Slack's requests over HTTP (its Request URL) rather than Socket Mode? */}}
+{{- define "vigil.executorHttp" -}}
+{{- $m := .Values.executor.split.slackMode -}}
+{{- if or (eq $m "http") (and (eq $m "") (not .Values.executor.split.appToken)) -}}true{{- end -}}
+{{- end -}}
+
+{{/* Egress both pods share: cluster DNS, the API server, HTTPS on public addresses (Slack, the model API). */}}
+{{- define "vigil.baseEgress" -}}
+{{- $np := .Values.networkPolicy -}}
+- to:
+    - namespaceSelector:
+        matchLabels:
+          kubernetes.io/metadata.name: {{ $np.dns.namespace }}
+      podSelector:
+        matchLabels:
+          {{- toYaml $np.dns.podLabels | nindent 10 }}
+  ports:
+    - {port: 53, protocol: UDP}
+    - {port: 53, protocol: TCP}
+- ports:
+    {{- range $np.apiServer.ports }}
+    - {port: {{ . }}, protocol: TCP}
+    {{- end }}
+  {{- with $np.apiServer.cidrs }}
+  to:
+    {{- range . }}
+    - ipBlock: {cidr: {{ . }}}
+    {{- end }}
+  {{- end }}
+- ports:
+    {{- range $np.internet.ports }}
+    - {port: {{ . }}, protocol: TCP}
+    {{- end }}
+  to:
+    {{- range $np.internet.cidrs }}
+    - ipBlock:
+        cidr: {{ . }}
+        {{- with $np.internet.except }}
+        except:
+          {{- toYaml . | nindent 10 }}
+        {{- end }}
+    {{- end }}
+{{- end -}}
+
 {{/* A subject block for one of the two ServiceAccounts: (dict "name" … "namespace" …). */}}
 {{- define "vigil.saSubject" -}}
 subjects:
