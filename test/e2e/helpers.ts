@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ApiException } from '@kubernetes/client-node';
 import { renderBlocksAsText } from '../../src/slack/blocks/text.js';
 import type { FakeSlack } from '../fakes/slack/index.js';
 import { ALERT_CHANNEL } from '../support/world.js';
@@ -74,3 +75,14 @@ export async function startVigilProcess(env: Record<string, string>, port: numbe
   }
 }
 
+
+/** The HTTP status a Kubernetes client call ends with (200 when it succeeded). */
+export async function kubeStatus(p: Promise<unknown>): Promise<number> {
+  try {
+    await p;
+    return 200;
+  } catch (err) {
+    if (err instanceof ApiException) return err.code;
+    throw err;
+  }
+}

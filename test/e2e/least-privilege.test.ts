@@ -10,27 +10,17 @@
  */
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { ApiException, AppsV1Api, BatchV1Api, CoreV1Api, KubeConfig, PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions } from '@kubernetes/client-node';
+import { AppsV1Api, BatchV1Api, CoreV1Api, KubeConfig, PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runDoctor } from '../../src/cli/doctor.js';
 import { playDeploymentController, playSteps, Recorder, type WriteRecord } from '../../harness/steps.js';
 import { ALERT_CHANNEL, EXECUTOR_USER, READER_USER, startWorld, type World } from '../support/world.js';
+import { kubeStatus as status } from './helpers.js';
 
 const root = new URL('../..', import.meta.url).pathname;
 const DEMO = join(root, 'test', 'scenarios', 'demo-checkout-scaled-to-zero');
 const POLICY = join(root, 'deploy', 'policy.example.yaml');
 const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
-
-/** The HTTP status a call ends with (2xx when it succeeded). */
-async function status(p: Promise<unknown>): Promise<number> {
-  try {
-    await p;
-    return 200;
-  } catch (err) {
-    if (err instanceof ApiException) return err.code;
-    throw err;
-  }
-}
 
 /** Vigil's own kubeconfig file, as the bot loads it: the reader's credentials. */
 function readerConfig(world: World): KubeConfig {

@@ -15,7 +15,7 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
-import { ApiException, AppsV1Api, CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/store/db.js';
 import { runDoctor } from '../../src/cli/doctor.js';
@@ -24,22 +24,13 @@ import { playDeploymentController } from '../../harness/steps.js';
 import { blockActionsPayload, deliverInteraction } from '../fakes/slack/index.js';
 import { createTestDatabase, testProviders, type TestDatabase } from '../store/test-databases.js';
 import { ALERT_CHANNEL, DEMO_USERS, EXECUTOR_APP, EXECUTOR_USER, READER_USER, startWorld, type World } from '../support/world.js';
-import { DEMO_SCENARIO, eventually, freePort } from './helpers.js';
+import { DEMO_SCENARIO, eventually, freePort, kubeStatus as status } from './helpers.js';
 
 const root = new URL('../..', import.meta.url).pathname;
 const POLICY = `${root}deploy/policy.example.yaml`;
 const ALICE = { id: DEMO_USERS[0]!.id, name: DEMO_USERS[0]!.name };
 const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
-async function status(p: Promise<unknown>): Promise<number> {
-  try {
-    await p;
-    return 200;
-  } catch (err) {
-    if (err instanceof ApiException) return err.code;
-    throw err;
-  }
-}
 
 /** Approval cards in the thread: messages carrying Approve buttons. */
 function cards(world: World, ts: string) {

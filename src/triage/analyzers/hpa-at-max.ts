@@ -28,6 +28,8 @@ import { CHANGE_WINDOW_MS, DELAYED_EFFECT_MS } from '../analyzer.js';
 import { clockTime, humanDuration, relativeToOnset } from '../time.js';
 import type { Finding } from '../types.js';
 import { hpaRestoreProposal } from '../../actions/objects/propose.js';
+import { HELM_RELEASE } from '../../actions/config/sources.js';
+import { objectCitation } from '../citations.js';
 
 /** Traffic this much above its baseline is a load increase. */
 const LOAD_RATIO = 1.5;
@@ -437,7 +439,7 @@ export function queueTriggerFacts(triggers: unknown, workload: string): { topic?
  * Only the target's own release is read (the gatherer decodes that one); another release: undefined.
  */
 export function helmIntended(obj: { metadata: { annotations?: Record<string, string> } }, kube: KubeEvidence, field: string): { release: string; revision: number; path: string; value: unknown; citation: Evidence['citation'] } | undefined {
-  const release = obj.metadata.annotations?.['meta.helm.sh/release-name'];
+  const release = obj.metadata.annotations?.[HELM_RELEASE];
   const helm = kube.helm;
   if (!release || !helm || helm.release !== release) return undefined;
   const deployed = helm.revisions.find((r) => r.status === 'deployed') ?? helm.revisions[0];
@@ -453,5 +455,5 @@ export function helmIntended(obj: { metadata: { annotations?: Record<string, str
   walk(deployed.values, []);
   // Two places naming the field (a worker and an api block): ambiguous, say nothing.
   if (found.length !== 1) return undefined;
-  return { release, revision: deployed.revision, ...found[0]!, citation: { source: 'kubernetes', ref: `api/v1/namespaces/${deployed.namespace}/secrets/${deployed.secretName}#data.release (decoded)` } };
+  return { release, revision: deployed.revision, ...found[0]!, citation: objectCitation('Secret', deployed.namespace, deployed.secretName, 'data.release (decoded)') };
 }

@@ -13,6 +13,7 @@
  * No mitigation: renewal (cert-manager, the CA) is outside the action catalog; the mechanism says what to renew.
  */
 import type { V1Ingress } from '@kubernetes/client-node';
+import { writersOf } from '../../evidence/kubernetes/managed-fields.js';
 import type { TlsCertificate } from '../../evidence/kubernetes/surroundings.js';
 import type { ComponentRef, Evidence } from '../../evidence/types.js';
 import type { Analyzer, TriageInput } from '../analyzer.js';
@@ -247,13 +248,8 @@ function untrustedFinding(input: TriageInput, cert: TlsCertificate, ingresses: V
 
 const ISSUER_ANNOTATIONS = ['cert-manager.io/cluster-issuer', 'cert-manager.io/issuer'];
 
-/** The newest managedFields entry that wrote one of these annotations. */
+/** The newest managedFields write of one of these annotations, with its time. */
 function annotationWrite(o: V1Ingress, keys: string[]): { manager: string; at: Date; index: number } | undefined {
-  const entries = (o.metadata?.managedFields ?? []).map((e, index) => ({ e, index }));
-  const hits = entries.filter(({ e }) => {
-    const ann = ((e.fieldsV1 as Record<string, Record<string, Record<string, unknown>>> | undefined)?.['f:metadata']?.['f:annotations'] ?? {}) as Record<string, unknown>;
-    return keys.some((k) => `f:${k}` in ann) && e.time;
-  });
-  const newest = hits.sort((a, b) => new Date(b.e.time!).getTime() - new Date(a.e.time!).getTime())[0];
-  return newest ? { manager: newest.e.manager ?? 'unknown', at: new Date(newest.e.time!), index: newest.index } : undefined;
+  const w = keys.flatMap((k) => writersOf(o.metadata?.managedFields, ['metadata', 'annotations', k])).filter((x) => x.time).sort((a, b) => b.time!.getTime() - a.time!.getTime())[0];
+  return w ? { manager: w.manager, at: w.time!, index: w.index } : undefined;
 }

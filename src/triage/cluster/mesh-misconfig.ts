@@ -18,7 +18,7 @@
  */
 import type { ComponentRef, Evidence } from '../../evidence/types.js';
 import { nodeId, refOfId } from '../../topology/graph.js';
-import { serviceOfHost } from '../../topology/references.js';
+import { hostRefs, serviceOfHost } from '../../topology/references.js';
 import type { V1Pod } from '@kubernetes/client-node';
 import type { ClusterAnalyzer, ClusterTriageInput } from '../analyzer.js';
 import { objectCitation } from '../citations.js';
@@ -192,7 +192,7 @@ function strictAgainstPlaintextCallers(input: ClusterTriageInput): Finding[] {
       if (c.ref.namespace === ns) continue;
       const called = t.outgoing(nodeId(c.ref)).map((e) => refOfId(e.to)).filter((r) => r.kind === 'Service' && r.namespace === ns);
       // Hosts in args and command lines are not graph edges: the cluster DNS name of a Service there counts.
-      const named = [...c.template.matchAll(/([a-z0-9-]+)\.([a-z0-9-]+)\.svc\b/g)].filter((m) => m[2] === ns).map((m) => ({ kind: 'Service', namespace: ns, name: m[1]! }));
+      const named = hostRefs(c.template).map((h) => serviceOfHost(h.host, c.ref.namespace ?? '')).filter((x) => x?.namespace === ns && !x.pod).map((x) => ({ kind: 'Service', namespace: ns, name: x!.name }));
       const services = [...new Map([...called, ...named].map((r) => [nodeId(r), r])).values()];
       if (!services.length) continue;
       const hit = c.hits.find((h) => !h.first || h.first.getTime() >= change.at.getTime() - 60_000);
